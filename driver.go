@@ -1,0 +1,274 @@
+package streamsql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"net/url"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/types"
+)
+
+func init() { sql.Register("streamsql", &Driver{}) }
+
+// Driver is the database/sql driver "streamsql". A DSN is a database path ("" or
+// ":memory:" for in memory) with options as a URL query: "data/db?sync=off".
+// Every connection of one sql.DB shares one database.
+type Driver struct{}
+
+var (
+	_ driver.Driver        = (*Driver)(nil)
+	_ driver.DriverContext = (*Driver)(nil)
+)
+
+// Open implements driver.Driver (a one-connection database; sql.Open uses OpenConnector).
+func (d *Driver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return c.Connect(context.Background())
+}
+
+// OpenConnector implements driver.DriverContext.
+func (d *Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	path, opts, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return &connector{drv: d, path: path, opts: opts}, nil
+}
+
+// parseDSN splits "path?k=v&..." into the path and options.
+func parseDSN(dsn string) (string, []Option, error) {
+	path, query, _ := strings.Cut(dsn, "?")
+	vals, err := url.ParseQuery(query)
+	if err != nil {
+		return "", nil, fmt.Errorf("streamsql: bad DSN options %q: %w", query, err)
+	}
+	var opts []Option
+	for k, v := range vals {
+		val := v[len(v)-1]
+		switch k {
+		case "sync":
+			switch strings.ToLower(val) {
+			case "on", "true", "1":
+				opts = append(opts, WithSync(true))
+			case "off", "false", "0":
+				opts = append(opts, WithSync(false))
+			default:
+				return "", nil, fmt.Errorf("streamsql: DSN option sync=%q: expected on or off", val)
+			}
+		case "checkpoint_interval":
+			if _, err := time.ParseDuration(val); err != nil {
+				return "", nil, fmt.Errorf("streamsql: DSN option checkpoint_interval=%q: %w", val, err)
+			}
+		default:
+			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval)", k)
+		}
+	}
+	return path, opts, nil
+}
+
+// connector opens the database once and shares it among its connections.
+type connector struct {
+	drv  *Driver
+	path string
+	opts []Option
+	mu   sync.Mutex
+	db   *DB
+}
+
+func (c *connector) Connect(context.Context) (driver.Conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db == nil {
+		db, err := Open(c.path, c.opts...)
+		if err != nil {
+			return nil, err
+		}
+		c.db = db
+	}
+	return &conn{db: c.db}, nil
+}
+
+func (c *connector) Driver() driver.Driver { return c.drv }
+
+// Close closes the shared database (database/sql calls it from sql.DB.Close).
+func (c *connector) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.db == nil {
+		return nil
+	}
+	err := c.db.Close()
+	c.db = nil
+	return err
+}
+
+type conn struct{ db *DB }
+
+var (
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.NamedValueChecker  = (*conn)(nil)
+)
+
+func (c *conn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+	n, err := engine.NumInput(query)
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{c: c, query: query, n: n}, nil
+}
+
+func (c *conn) Close() error { return nil }
+
+func (c *conn) Begin() (driver.Tx, error) {
+	return nil, fmt.Errorf("streamsql: transactions are not supported; each statement is atomic")
+}
+
+// CheckNamedValue accepts the Go types placeholders take.
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if nv.Name != "" {
+		return fmt.Errorf("streamsql: named parameters are not supported; use ?")
+	}
+	switch v := nv.Value.(type) {
+	case nil, int64, float64, bool, string, []byte, time.Time:
+		return nil
+	case int:
+		nv.Value = int64(v)
+	case int32:
+		nv.Value = int64(v)
+	case int16:
+		nv.Value = int64(v)
+	case int8:
+		nv.Value = int64(v)
+	case uint32:
+		nv.Value = int64(v)
+	case uint16:
+		nv.Value = int64(v)
+	case uint8:
+		nv.Value = int64(v)
+	case float32:
+		nv.Value = float64(v)
+	default:
+		v2, err := driver.DefaultParameterConverter.ConvertValue(v)
+		if err != nil {
+			return err
+		}
+		nv.Value = v2
+	}
+	return nil
+}
+
+func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	res, err := c.db.eng.Exec(ctx, query, values(args))
+	if err != nil {
+		return nil, err
+	}
+	if res.Sub != nil {
+		res.Sub.Close()
+	}
+	return driver.RowsAffected(res.RowsAffected), nil
+}
+
+func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	res, err := c.db.eng.Exec(ctx, query, values(args))
+	if err != nil {
+		return nil, err
+	}
+	return &rows{r: newRows(ctx, res)}, nil
+}
+
+func values(args []driver.NamedValue) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
+
+type stmt struct {
+	c     *conn
+	query string
+	n     int
+}
+
+func (s *stmt) Close() error  { return nil }
+func (s *stmt) NumInput() int { return s.n }
+func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.c.ExecContext(context.Background(), s.query, named(args))
+}
+func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.c.QueryContext(context.Background(), s.query, named(args))
+}
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.ExecContext(ctx, s.query, args)
+}
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.c.QueryContext(ctx, s.query, args)
+}
+
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
+}
+
+// rows adapts Rows to driver.Rows.
+type rows struct{ r *Rows }
+
+var (
+	_ driver.RowsColumnTypeDatabaseTypeName = (*rows)(nil)
+	_ driver.RowsColumnTypeScanType         = (*rows)(nil)
+	_ driver.RowsColumnTypeNullable         = (*rows)(nil)
+)
+
+func (r *rows) Columns() []string { return r.r.Columns() }
+func (r *rows) Close() error      { return r.r.Close() }
+
+func (r *rows) Next(dest []driver.Value) error {
+	if !r.r.Next() {
+		if err := r.r.Err(); err != nil {
+			return err
+		}
+		return io.EOF
+	}
+	for i, v := range r.r.Values() {
+		dest[i] = v
+	}
+	return nil
+}
+
+func (r *rows) ColumnTypeDatabaseTypeName(i int) string { return typeName(r.r.cols[i].Type) }
+
+func (r *rows) ColumnTypeNullable(int) (bool, bool) { return true, true }
+
+func (r *rows) ColumnTypeScanType(i int) reflect.Type {
+	switch r.r.cols[i].Type.Kind {
+	case types.Int, types.BigInt:
+		return reflect.TypeOf(int64(0))
+	case types.Double:
+		return reflect.TypeOf(float64(0))
+	case types.Bool:
+		return reflect.TypeOf(false)
+	case types.Date, types.Timestamp:
+		return reflect.TypeOf(time.Time{})
+	}
+	return reflect.TypeOf("")
+}

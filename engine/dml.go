@@ -1,0 +1,415 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/table"
+	"github.com/streamsql/streamsql/types"
+)
+
+func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj, error) {
+	if refs == nil || refs.TableRefs == nil {
+		return nil, s.ErrorAtPos(s.Pos, "missing table")
+	}
+	j := refs.TableRefs
+	if j.Right != nil {
+		return nil, s.ErrorAtPos(s.Pos, "statements over several tables are not supported")
+	}
+	ts, ok := j.Left.(*ast.TableSource)
+	if !ok {
+		return nil, s.ErrorAtPos(s.Pos, "unsupported target")
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	if !ok {
+		return nil, s.ErrorAtPos(s.Pos, "unsupported target")
+	}
+	name := tn.Name.O
+	t, ok := e.tables[strings.ToLower(name)]
+	if !ok {
+		if _, isView := e.views[strings.ToLower(name)]; isView {
+			return nil, s.ErrorAt(name, "cannot write to materialized view %s", name)
+		}
+		if _, ok := e.Relation(name); ok {
+			return nil, s.ErrorAt(name, "cannot write to system table %s", name)
+		}
+		_, err := e.binder(s, nil).BindQuery(&ast.SelectStmt{Fields: &ast.FieldList{}, From: refs})
+		if err == nil {
+			err = s.ErrorAt(name, "table %s does not exist", name)
+		}
+		return nil, err
+	}
+	return t, nil
+}
+
+func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt, args []any) (*Result, error) {
+	t, err := e.targetTable(s, n.Table)
+	if err != nil {
+		return nil, err
+	}
+	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist {
+		return nil, s.ErrorAtPos(s.Pos, "only INSERT INTO t [(columns)] VALUES ... | SELECT ... is supported")
+	}
+	// Target columns: the list given, or all.
+	target := make([]int, 0, len(t.cols))
+	if len(n.Columns) == 0 {
+		for i := range t.cols {
+			target = append(target, i)
+		}
+	} else {
+		seen := map[int]bool{}
+		for _, c := range n.Columns {
+			i := t.colIndex(c.Name.O)
+			if i < 0 {
+				return nil, s.ErrorAt(c.Name.O, "table %s has no column %s", t.name, c.Name.O)
+			}
+			if seen[i] {
+				return nil, s.ErrorAt(c.Name.O, "column %s is listed twice", c.Name.O)
+			}
+			seen[i] = true
+			target = append(target, i)
+		}
+	}
+	var b *exec.Batch
+	if n.Select != nil {
+		b, err = e.insertSelect(ctx, s, t, target, n.Select, args)
+	} else {
+		b, err = e.insertValues(s, t, target, n.Lists, args)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.insertBatch(t, b); err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: int64(b.N)}, nil
+}
+
+func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]ast.ExprNode, args []any) (*exec.Batch, error) {
+	bd := e.binder(s, args)
+	builders := make([]*exec.Builder, len(t.cols))
+	for i, c := range t.cols {
+		builders[i] = exec.NewBuilder(c.Type, len(lists))
+	}
+	given := make([]bool, len(t.cols))
+	for _, i := range target {
+		given[i] = true
+	}
+	for r, row := range lists {
+		if len(row) != len(target) {
+			return nil, s.ErrorAtPos(s.PosOf(row[0]), "row %d has %d values, %d expected", r+1, len(row), len(target))
+		}
+		for k, ex := range row {
+			col := target[k]
+			x, err := bd.BindScalar(ex, nil)
+			if err != nil {
+				return nil, err
+			}
+			v, err := constValue(x, t.cols[col].Type)
+			if err != nil {
+				return nil, s.ErrorAtPos(s.PosOf(ex), "column %s: %s", t.cols[col].Name, err)
+			}
+			builders[col].Append(v)
+		}
+		for i := range t.cols {
+			if !given[i] {
+				builders[i].Append(nil)
+			}
+		}
+	}
+	b := &exec.Batch{N: len(lists), Cols: make([]arrow.Array, len(t.cols))}
+	for i, bl := range builders {
+		b.Cols[i] = bl.Finish()
+	}
+	return b, nil
+}
+
+// constValue evaluates a bound constant expression as a value of type t (implicit cast).
+func constValue(x exec.Expr, t types.T) (any, error) {
+	if c, ok := x.(*exec.Const); ok {
+		if c.V == nil {
+			return nil, nil
+		}
+		if c.T == t || (c.T.Phys() == t.Phys() && t.Kind == types.Varchar) {
+			return c.V, nil
+		}
+		if c.T.Kind == types.BigInt {
+			v := c.V.(int64)
+			switch t.Kind {
+			case types.BigInt:
+				return v, nil
+			case types.Int:
+				if v < math.MinInt32 || v > math.MaxInt32 {
+					return nil, fmt.Errorf("value %d out of range for INT", v)
+				}
+				return v, nil
+			case types.Double:
+				return float64(v), nil
+			}
+		}
+	}
+	ce, err := exec.Coerce(x, t)
+	if err != nil {
+		return nil, err
+	}
+	return exec.EvalConst(ce)
+}
+
+func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, target []int, q ast.ResultSetNode, args []any) (*exec.Batch, error) {
+	node, err := e.binder(s, args).BindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]types.T, len(target))
+	for k, i := range target {
+		ts[k] = t.cols[i].Type
+	}
+	if node, err = plan.CoerceTo(node, ts); err != nil {
+		return nil, s.ErrorAtPos(s.Pos, "INSERT INTO %s: %s", t.name, err)
+	}
+	rows, err := e.runPlan(node)
+	if err != nil {
+		return nil, err
+	}
+	full := make([][]any, len(rows))
+	for r, row := range rows {
+		f := make([]any, len(t.cols))
+		for k, i := range target {
+			f[i] = row[k]
+		}
+		full[r] = f
+	}
+	return exec.RowsToBatch(full, t.types()), nil
+}
+
+// insertBatch validates, stores durably, and then feeds the table's views.
+func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
+	if b.N == 0 {
+		return nil
+	}
+	if err := t.validate(b); err != nil {
+		return err
+	}
+	var before []int64
+	after := t.wm.W
+	if t.wmExpr != nil {
+		vals, err := t.wmValues(b)
+		if err != nil {
+			return err
+		}
+		before, after = t.wm.Advance(vals)
+	}
+	ch := t.data.Insert(b)
+	if err := e.commit(ch); err != nil {
+		return err
+	}
+	t.wm.Set(after)
+	added := ch.Added()
+	if before != nil {
+		if ch.Kept != nil {
+			kept := make([]int64, len(ch.Kept))
+			for i, k := range ch.Kept {
+				kept[i] = before[k]
+			}
+			before = kept
+		}
+		added = &exec.Batch{Cols: added.Cols, N: added.N, WM: before}
+	}
+	return e.feed(t, ch.Deleted, added)
+}
+
+func (e *Engine) commit(ch *table.Change) error {
+	wb := e.store.NewBatch()
+	apply, err := ch.Write(wb)
+	if err != nil {
+		wb.Discard()
+		return err
+	}
+	if err := e.store.Commit(wb); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	apply()
+	return nil
+}
+
+// validate checks NOT NULL columns; a NULL event time refuses the statement (SPEC.md §3).
+func (t *tableObj) validate(b *exec.Batch) error {
+	for i, c := range t.cols {
+		if c.NotNull && b.Cols[i].NullN() > 0 {
+			if i == t.wmCol {
+				return fmt.Errorf("event-time column %s of %s is NULL: the statement is refused and applies nothing", c.Name, t.name)
+			}
+			return fmt.Errorf("column %s of %s is NOT NULL: NULL given", c.Name, t.name)
+		}
+	}
+	return nil
+}
+
+// feed sends a table change to every view reading the table: removed rows as retractions,
+// then added rows with the watermark before each, then the table's watermark.
+func (e *Engine) feed(t *tableObj, removed, added *exec.Batch) error {
+	if removed != nil && removed.N > 0 {
+		w := make([]int64, removed.N)
+		wm := make([]int64, removed.N)
+		for i := range w {
+			w[i], wm[i] = -1, t.wm.W
+		}
+		removed = &exec.Batch{Cols: removed.Cols, N: removed.N, W: w}
+		if t.wmExpr != nil {
+			removed.WM = wm
+		}
+	}
+	var firstErr error
+	for _, l := range t.listeners {
+		if err := l.deliver(removed, added, t.wm.W); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("materialized view %s: %w", l.view.name, err)
+		}
+	}
+	return firstErr
+}
+
+func (l *listener) deliver(removed, added *exec.Batch, wm int64) error {
+	if removed != nil && removed.N > 0 {
+		if err := l.out.Emit(exec.Msg{Kind: exec.MsgBatch, Batch: removed}); err != nil {
+			return err
+		}
+	}
+	if added != nil && added.N > 0 {
+		if err := l.out.Emit(exec.Msg{Kind: exec.MsgBatch, Batch: added}); err != nil {
+			return err
+		}
+	}
+	return l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: wm})
+}
+
+func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result, error) {
+	if n.IsMultiTable || n.Limit != nil || n.Order != nil {
+		return nil, s.ErrorAtPos(s.Pos, "only DELETE FROM t [WHERE ...] is supported")
+	}
+	t, err := e.targetTable(s, n.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := e.rowPredicate(s, t, n.Where, args)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := t.data.Delete(pred)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Deleted == nil {
+		return &Result{}, nil
+	}
+	if err := e.commit(ch); err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil)
+}
+
+// rowPredicate binds a WHERE over a table and returns the per-segment row selector.
+func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (func(*table.Segment) ([]bool, error), error) {
+	if where == nil {
+		return func(seg *table.Segment) ([]bool, error) {
+			m := make([]bool, seg.Batch.N)
+			for i := range m {
+				m[i] = true
+			}
+			return m, nil
+		}, nil
+	}
+	bd := e.binder(s, args)
+	pred, err := bd.BindPredicate(where, t.schema())
+	if err != nil {
+		return nil, err
+	}
+	return func(seg *table.Segment) ([]bool, error) {
+		a, err := pred.Eval(seg.Batch)
+		if err != nil {
+			return nil, err
+		}
+		m := make([]bool, seg.Batch.N)
+		for _, i := range exec.SelectTrue(a) {
+			m[i] = true
+		}
+		return m, nil
+	}, nil
+}
+
+func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result, error) {
+	if n.MultipleTable || n.Limit != nil || n.Order != nil {
+		return nil, s.ErrorAtPos(s.Pos, "only UPDATE t SET ... [WHERE ...] is supported")
+	}
+	t, err := e.targetTable(s, n.TableRefs)
+	if err != nil {
+		return nil, err
+	}
+	bd := e.binder(s, args)
+	exprs := make([]exec.Expr, len(t.cols))
+	for i, c := range t.cols {
+		exprs[i] = &exec.ColRef{Idx: i, T: c.Type, Name: c.Name}
+	}
+	for _, a := range n.List {
+		i := t.colIndex(a.Column.Name.O)
+		if i < 0 {
+			return nil, s.ErrorAt(a.Column.Name.O, "table %s has no column %s", t.name, a.Column.Name.O)
+		}
+		for _, k := range t.data.PK {
+			if k == i {
+				return nil, s.ErrorAt(a.Column.Name.O, "cannot UPDATE primary key column %s; DELETE and INSERT instead", a.Column.Name.O)
+			}
+		}
+		x, err := bd.BindScalar(a.Expr, t.schema())
+		if err != nil {
+			return nil, err
+		}
+		if x, err = exec.Coerce(x, t.cols[i].Type); err != nil {
+			return nil, s.ErrorAtPos(s.PosOf(a.Expr), "column %s: %s", t.cols[i].Name, err)
+		}
+		exprs[i] = x
+	}
+	pred, err := e.rowPredicate(s, t, n.Where, args)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := t.data.Delete(pred)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Deleted == nil {
+		return &Result{}, nil
+	}
+	old := ch.Deleted
+	nb := &exec.Batch{N: old.N, Cols: make([]arrow.Array, len(exprs))}
+	for i, x := range exprs {
+		if nb.Cols[i], err = x.Eval(old); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.validate(nb); err != nil {
+		return nil, err
+	}
+	var before []int64
+	after := t.wm.W
+	if t.wmExpr != nil {
+		vals, err := t.wmValues(nb)
+		if err != nil {
+			return nil, err
+		}
+		before, after = t.wm.Advance(vals)
+	}
+	ch.Replace(nb)
+	if err := e.commit(ch); err != nil {
+		return nil, err
+	}
+	t.wm.Set(after)
+	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before})
+}

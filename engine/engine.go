@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Options configure an engine.
+type Options struct {
+	// Path is the database directory; "" is in memory.
+	Path string
+	// NoSync commits writes without a WAL sync: faster, but a crash may lose the last
+	// acknowledged statements (never corrupts).
+	NoSync bool
+}
+
+// Column describes a result column.
+type Column struct {
+	Name string
+	Type types.T
+}
+
+// Result is what a statement returns.
+type Result struct {
+	Cols         []Column
+	Batches      []*exec.Batch
+	RowsAffected int64
+	// Sub is set for SUBSCRIBE: the stream of changes.
+	Sub *Subscription
+}
+
+// Engine is one open database.
+type Engine struct {
+	mu     sync.Mutex
+	opts   Options
+	store  *state.Store
+	cat    *catalog.Catalog
+	tables map[string]*tableObj
+	views  map[string]*viewObj
+	late   []lateRow
+	closed bool
+}
+
+// Open opens or creates the database at opts.Path and restores every table and view.
+func Open(opts Options) (*Engine, error) {
+	st, err := state.Open(opts.Path, !opts.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}}
+	if e.cat, err = catalog.Load(st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	for _, ent := range e.cat.Entries() {
+		if err := e.restore(ent); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("restoring %s %s: %w", ent.Kind, ent.Name, err)
+		}
+	}
+	return e, nil
+}
+
+func (e *Engine) restore(ent *catalog.Entry) error {
+	stmts, err := sql.Parse(ent.SQL)
+	if err != nil {
+		return err
+	}
+	if len(stmts) != 1 {
+		return fmt.Errorf("catalog entry holds %d statements", len(stmts))
+	}
+	switch ent.Kind {
+	case catalog.KindTable:
+		t, err := e.defineTable(stmts[0], ent)
+		if err != nil {
+			return err
+		}
+		if err := t.data.Load(e.store); err != nil {
+			return err
+		}
+		t.restoreWatermark()
+		return nil
+	case catalog.KindView:
+		_, err := e.defineView(stmts[0], ent)
+		return err
+	}
+	return fmt.Errorf("unknown catalog kind %q", ent.Kind)
+}
+
+// Close closes the database. It is idempotent.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	for _, v := range e.views {
+		v.closeSubscribers(fmt.Errorf("database closed"))
+	}
+	return e.store.Close()
+}
+
+// Exec runs every statement of text and returns the last one's result.
+func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmts) == 0 {
+		return &Result{}, nil
+	}
+	nparams := 0
+	for _, s := range stmts {
+		nparams += numberParams(s.Node)
+	}
+	if nparams != len(args) {
+		return nil, fmt.Errorf("statement has %d placeholder(s) but %d argument(s) were given", nparams, len(args))
+	}
+	var res *Result
+	for _, s := range stmts {
+		n := numberParams(s.Node)
+		if res, err = e.execOne(ctx, s, args[:n]); err != nil {
+			return nil, err
+		}
+		args = args[n:]
+	}
+	return res, nil
+}
+
+// NumInput counts the placeholders of text; an error reports a syntax error.
+func NumInput(text string) (int, error) {
+	stmts, err := sql.Parse(text)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range stmts {
+		n += numberParams(s.Node)
+	}
+	return n, nil
+}
+
+func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, fmt.Errorf("database is closed")
+	}
+	switch s.Kind {
+	case sql.KindCreateTable:
+		return e.createTable(s)
+	case sql.KindCreateView:
+		return e.createView(s)
+	case sql.KindDropView:
+		return e.dropView(s.Name, s.IfExists, s)
+	case sql.KindFlush, sql.KindCheckpoint:
+		return &Result{}, nil
+	case sql.KindSubscribe:
+		return e.subscribe(s)
+	case sql.KindShowViews:
+		return namesResult(e.cat.Names(catalog.KindView)), nil
+	case sql.KindBackup:
+		return e.backup(s.Path)
+	case sql.KindSet:
+		return nil, s.ErrorAtPos(s.Pos, "SET %s: unknown setting", s.Options[0].Key)
+	case sql.KindCreateSink, sql.KindDropSink, sql.KindShowSinks:
+		return nil, s.ErrorAtPos(s.Pos, "sinks are not supported yet")
+	}
+	switch n := s.Node.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return e.query(ctx, s, n.(ast.ResultSetNode), args)
+	case *ast.InsertStmt:
+		return e.insertStmt(ctx, s, n, args)
+	case *ast.UpdateStmt:
+		return e.updateStmt(s, n, args)
+	case *ast.DeleteStmt:
+		return e.deleteStmt(s, n, args)
+	case *ast.DropTableStmt:
+		return e.dropTables(s, n)
+	case *ast.ShowStmt:
+		return e.show(s, n)
+	case *ast.ExplainStmt:
+		if sh, ok := n.Stmt.(*ast.ShowStmt); ok {
+			return e.show(s, sh)
+		}
+		return e.explain(s, n, args)
+	case *ast.CreateViewStmt:
+		return nil, s.ErrorAtPos(s.Pos, "CREATE VIEW is not supported; use CREATE MATERIALIZED VIEW")
+	}
+	return nil, s.ErrorAtPos(s.Pos, "statement not supported: %s", firstWords(s.Text))
+}
+
+func firstWords(s string) string {
+	f := strings.Fields(s)
+	if len(f) > 2 {
+		f = f[:2]
+	}
+	return strings.ToUpper(strings.Join(f, " "))
+}
+
+// numberParams gives the ? placeholders of a statement their order (TiDB leaves it 0).
+func numberParams(n ast.Node) int {
+	if n == nil {
+		return 0
+	}
+	v := &paramVisitor{}
+	n.Accept(v)
+	sort.Slice(v.params, func(i, j int) bool { return v.params[i].Offset < v.params[j].Offset })
+	for i, p := range v.params {
+		p.Order = i
+	}
+	return len(v.params)
+}
+
+type paramVisitor struct {
+	params []*test_driver.ParamMarkerExpr
+}
+
+func (v *paramVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*test_driver.ParamMarkerExpr); ok {
+		v.params = append(v.params, p)
+	}
+	return n, false
+}
+
+func (v *paramVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// binder returns a binder for s over the engine's relations.
+func (e *Engine) binder(s *sql.Stmt, args []any) *plan.Binder {
+	return &plan.Binder{Cat: e, Stmt: s, Args: args, Run: e.runPlan}
+}
+
+// Relation implements plan.Catalog.
+func (e *Engine) Relation(name string) (*plan.Relation, bool) {
+	l := strings.ToLower(name)
+	if t, ok := e.tables[l]; ok {
+		return t.rel, true
+	}
+	if v, ok := e.views[l]; ok {
+		return v.rel, true
+	}
+	if r, ok := e.systemRelation(l); ok {
+		return r, true
+	}
+	return nil, false
+}
+
+// RelationNames implements plan.Catalog.
+func (e *Engine) RelationNames() []string {
+	var out []string
+	for _, t := range e.tables {
+		out = append(out, t.name)
+	}
+	for _, v := range e.views {
+		out = append(out, v.name)
+	}
+	return out
+}
+
+func namesResult(names []string) *Result {
+	rows := make([][]any, len(names))
+	for i, n := range names {
+		rows[i] = []any{n}
+	}
+	return rowsResult([]Column{{Name: "name", Type: types.TVarchar}}, rows)
+}
+
+func rowsResult(cols []Column, rows [][]any) *Result {
+	ts := make([]types.T, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	r := &Result{Cols: cols}
+	if len(rows) > 0 {
+		r.Batches = []*exec.Batch{exec.RowsToBatch(rows, ts)}
+	}
+	return r
+}
+
+func (e *Engine) backup(dir string) (*Result, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("BACKUP TO needs a directory")
+	}
+	if err := e.store.Checkpoint(dir); err != nil {
+		return nil, fmt.Errorf("backup to %s: %w", dir, err)
+	}
+	return &Result{}, nil
+}

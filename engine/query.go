@@ -1,0 +1,165 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// batchRows is the size of the batches a scan produces.
+const batchRows = 1 << 16
+
+func (e *Engine) query(ctx context.Context, s *sql.Stmt, q ast.ResultSetNode, args []any) (*Result, error) {
+	node, err := e.binder(s, args).BindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	coll, err := e.run(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, c := range node.Schema() {
+		res.Cols = append(res.Cols, Column{Name: c.Name, Type: c.T})
+	}
+	res.Batches = coll.Batches(batchRows)
+	return res, nil
+}
+
+// runPlan executes a bounded plan and returns its rows (subqueries, INSERT ... SELECT).
+func (e *Engine) runPlan(node plan.Node) ([][]any, error) {
+	coll, err := e.run(context.Background(), node)
+	if err != nil {
+		return nil, err
+	}
+	return coll.Rows(), nil
+}
+
+// run executes a bounded plan: each source is scanned and ended, in the order Build gives.
+func (e *Engine) run(ctx context.Context, node plan.Node) (*exec.Collector, error) {
+	coll := &exec.Collector{Types: plan.Types(node.Schema()), Ordered: true}
+	sources, err := plan.Build(node, coll, plan.BuildOptions{Batch: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range sources {
+		if err := e.scanSource(ctx, src); err != nil {
+			return nil, err
+		}
+		if err := src.Out.Emit(exec.Msg{Kind: exec.MsgEnd}); err != nil {
+			return nil, err
+		}
+	}
+	return coll, nil
+}
+
+// scanSource pushes the current rows of a source's relation.
+func (e *Engine) scanSource(ctx context.Context, src *plan.Source) error {
+	if src.Rel == nil {
+		return src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types))
+	}
+	return e.scanRelation(ctx, src.Rel, func(b *exec.Batch) error { return src.Out.EmitBatch(b) })
+}
+
+func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, fn func(*exec.Batch) error) error {
+	switch h := rel.Handle.(type) {
+	case *tableObj:
+		return h.data.Scan(batchRows, func(b *exec.Batch) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(b)
+		})
+	case *viewObj:
+		for _, b := range h.store.batches(batchRows) {
+			if err := fn(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	case systemTable:
+		rows := h.rows(e)
+		if len(rows) == 0 {
+			return nil
+		}
+		ts := make([]types.T, len(rel.Cols))
+		for i, c := range rel.Cols {
+			ts[i] = c.Type
+		}
+		return fn(exec.RowsToBatch(rows, ts))
+	}
+	return fmt.Errorf("internal error: relation %s has no data", rel.Name)
+}
+
+func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, error) {
+	q, ok := n.Stmt.(ast.ResultSetNode)
+	if !ok {
+		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN supports queries only")
+	}
+	node, err := e.binder(s, args).BindQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	var rows [][]any
+	for _, line := range strings.Split(strings.TrimRight(plan.Explain(node), "\n"), "\n") {
+		rows = append(rows, []any{line})
+	}
+	return rowsResult([]Column{{Name: "plan", Type: types.TVarchar}}, rows), nil
+}
+
+func (e *Engine) show(s *sql.Stmt, n *ast.ShowStmt) (*Result, error) {
+	switch n.Tp {
+	case ast.ShowTables:
+		var names []string
+		for _, t := range e.tables {
+			names = append(names, t.name)
+		}
+		for _, v := range e.views {
+			names = append(names, v.name)
+		}
+		return namesResult(sortStrings(names)), nil
+	case ast.ShowColumns:
+		name := n.Table.Name.O
+		if n.Table.Schema.L == "system" {
+			name = "system." + n.Table.Name.L
+		}
+		rel, ok := e.Relation(name)
+		if !ok {
+			return nil, s.ErrorAt(n.Table.Name.O, "table %s does not exist", name)
+		}
+		return e.describe(rel), nil
+	}
+	return nil, s.ErrorAtPos(s.Pos, "this SHOW statement is not supported")
+}
+
+func (e *Engine) describe(rel *plan.Relation) *Result {
+	cols := []Column{{"column_name", types.TVarchar}, {"column_type", types.TVarchar}, {"null", types.TVarchar}, {"key", types.TVarchar}, {"extra", types.TVarchar}}
+	var rows [][]any
+	t, _ := rel.Handle.(*tableObj)
+	for i, c := range rel.Cols {
+		null := "YES"
+		if c.NotNull {
+			null = "NO"
+		}
+		var key, extra any
+		if t != nil {
+			for _, k := range t.data.PK {
+				if k == i {
+					key = "PRI"
+				}
+			}
+			if i == t.wmCol {
+				extra = "WATERMARK AS " + t.wmText
+			}
+		}
+		rows = append(rows, []any{c.Name, c.Type.String(), null, key, extra})
+	}
+	return rowsResult(cols, rows)
+}

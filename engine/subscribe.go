@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// SubscriberBuffer is how many change batches a subscriber may fall behind before it is
+// dropped: a slow reader never makes the engine's memory grow without bound.
+const SubscriberBuffer = 1024
+
+// Change is one row of a view's changelog.
+type Change struct {
+	Op  string // +I, -U, +U, -D
+	Row []any
+}
+
+// Subscription is a view's changelog: an optional snapshot (as +I rows), then every change.
+type Subscription struct {
+	Cols []Column
+	C    <-chan []Change
+	c    chan []Change
+	mu   sync.Mutex
+	err  error
+	view *viewObj
+	eng  *Engine
+}
+
+// Err reports why the subscription ended, once C is closed.
+func (s *Subscription) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close detaches the subscription.
+func (s *Subscription) Close() {
+	s.eng.mu.Lock()
+	defer s.eng.mu.Unlock()
+	s.view.removeSub(s, nil)
+}
+
+func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
+	v, ok := e.views[strings.ToLower(st.Name)]
+	if !ok {
+		return nil, st.ErrorAt(st.Name, "materialized view %s does not exist", st.Name)
+	}
+	snapshot := true
+	for _, o := range st.Options {
+		switch o.Key {
+		case "snapshot":
+			switch strings.ToLower(o.Value) {
+			case "true":
+			case "false":
+				snapshot = false
+			default:
+				return nil, st.ErrorAtPos(o.Pos, "snapshot must be true or false, got '%s'", o.Value)
+			}
+		default:
+			return nil, st.ErrorAtPos(o.Pos, "unknown SUBSCRIBE option '%s'", o.Key)
+		}
+	}
+	sub := &Subscription{view: v, eng: e, c: make(chan []Change, SubscriberBuffer)}
+	sub.C = sub.c
+	sub.Cols = append(sub.Cols, Column{Name: "op", Type: types.TVarchar})
+	for _, c := range v.cols {
+		sub.Cols = append(sub.Cols, Column{Name: c.Name, Type: c.Type})
+	}
+	if snapshot {
+		var rows []Change
+		for i, r := range v.store.rows {
+			for k := int64(0); k < v.store.counts[i]; k++ {
+				rows = append(rows, Change{Op: "+I", Row: r})
+			}
+		}
+		if len(rows) > 0 {
+			sub.c <- rows
+		}
+	}
+	v.subs = append(v.subs, sub)
+	return &Result{Cols: sub.Cols, Sub: sub}, nil
+}
+
+// publish sends a change batch to the view's subscribers. Within one batch, retractions
+// and insertions together are an update (-U, +U); alone they are -D or +I.
+func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
+	if len(v.subs) == 0 || b.N == 0 {
+		return
+	}
+	neg, pos := false, false
+	for i := 0; i < b.N; i++ {
+		if b.Weight(i) < 0 {
+			neg = true
+		} else {
+			pos = true
+		}
+	}
+	var out []Change
+	for i := 0; i < b.N; i++ {
+		w := b.Weight(i)
+		op := "+I"
+		switch {
+		case w < 0 && pos:
+			op = "-U"
+		case w < 0:
+			op = "-D"
+		case neg:
+			op = "+U"
+		}
+		if w < 0 {
+			w = -w
+		}
+		row := b.Row(i)
+		for k := int64(0); k < w; k++ {
+			out = append(out, Change{Op: op, Row: row})
+		}
+	}
+	for _, s := range append([]*Subscription{}, v.subs...) {
+		select {
+		case s.c <- out:
+		default:
+			v.removeSub(s, fmt.Errorf("subscriber to %s fell %d change batches behind and was dropped; read faster or subscribe again", v.name, SubscriberBuffer))
+		}
+	}
+}
+
+func (v *viewObj) removeSub(s *Subscription, err error) {
+	for i, x := range v.subs {
+		if x == s {
+			v.subs = append(v.subs[:i], v.subs[i+1:]...)
+			s.mu.Lock()
+			s.err = err
+			s.mu.Unlock()
+			close(s.c)
+			return
+		}
+	}
+}
+
+func (v *viewObj) closeSubscribers(err error) {
+	for len(v.subs) > 0 {
+		v.removeSub(v.subs[0], err)
+	}
+}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/types"
+)
+
+// systemTable is a read-only relation computed from the engine's state.
+type systemTable struct {
+	name string
+	cols []catalog.Column
+	rows func(e *Engine) [][]any
+}
+
+// lateRow is one entry of system.late_rows.
+type lateRow struct {
+	view, table          string
+	eventTime, watermark int64
+	rowJSON              string
+}
+
+var systemTables = map[string]systemTable{
+	"system.late_rows": {
+		name: "system.late_rows",
+		cols: []catalog.Column{{Name: "view_name", Type: types.TVarchar}, {Name: "table_name", Type: types.TVarchar},
+			{Name: "event_time", Type: types.TTimestamp}, {Name: "watermark", Type: types.TTimestamp}, {Name: "row_json", Type: types.TVarchar}},
+		rows: func(e *Engine) [][]any {
+			out := make([][]any, len(e.late))
+			for i, l := range e.late {
+				out[i] = []any{l.view, l.table, l.eventTime, wmValue(l.watermark), l.rowJSON}
+			}
+			return out
+		},
+	},
+	"system.views": {
+		name: "system.views",
+		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "rows", Type: types.TBigInt},
+			{Name: "late_rows", Type: types.TBigInt}, {Name: "emit", Type: types.TVarchar}, {Name: "definition", Type: types.TVarchar}},
+		rows: func(e *Engine) [][]any {
+			var out [][]any
+			for _, v := range e.views {
+				emit := "ON UPDATE"
+				if v.emitOnClose {
+					emit = "ON WINDOW CLOSE"
+				}
+				out = append(out, []any{v.name, v.store.count(), v.lateCount, emit, v.entry.SQL})
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
+			return out
+		},
+	},
+	"system.watermarks": {
+		name: "system.watermarks",
+		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "kind", Type: types.TVarchar}, {Name: "watermark", Type: types.TTimestamp}},
+		rows: func(e *Engine) [][]any {
+			var out [][]any
+			for _, t := range e.tables {
+				if t.wmExpr != nil {
+					out = append(out, []any{t.name, "table", wmValue(t.wm.W)})
+				}
+			}
+			for _, v := range e.views {
+				out = append(out, []any{v.name, "view", wmValue(v.watermark)})
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
+			return out
+		},
+	},
+}
+
+func wmValue(w int64) any {
+	if w == exec.NoWatermark {
+		return nil
+	}
+	return w
+}
+
+func (e *Engine) systemRelation(name string) (*plan.Relation, bool) {
+	st, ok := systemTables[name]
+	if !ok {
+		return nil, false
+	}
+	return &plan.Relation{Name: st.name, Cols: st.cols, Handle: st, IsView: true}, true
+}
+
+// rowJSON renders a row as a JSON object of column name to value.
+func rowJSON(names []string, ts []types.T, row []any) string {
+	m := make(map[string]any, len(names))
+	for i, n := range names {
+		v := row[i]
+		if v != nil {
+			switch ts[i].Kind {
+			case types.Timestamp, types.Date, types.Decimal, types.Interval:
+				v = types.Display(v, ts[i])
+			}
+		}
+		m[n] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func sortStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/table"
+	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/watermark"
+)
+
+// tableObj is a live table: its definition, rows, watermark and the views it feeds.
+type tableObj struct {
+	entry   *catalog.Entry
+	name    string
+	cols    []catalog.Column
+	data    *table.Table
+	options map[string]string
+	// wmCol is the event-time column (-1 without a WATERMARK); wmExpr computes the
+	// watermark value of a row.
+	wmCol     int
+	wmExpr    exec.Expr
+	wmText    string
+	wm        *watermark.Generator
+	listeners []*listener
+	rel       *plan.Relation
+}
+
+// listener is a dataflow input fed with a relation's changes.
+type listener struct {
+	out  exec.Output
+	view *viewObj
+}
+
+func (t *tableObj) types() []types.T {
+	ts := make([]types.T, len(t.cols))
+	for i, c := range t.cols {
+		ts[i] = c.Type
+	}
+	return ts
+}
+
+var knownTableOptions = map[string]bool{"connector": true}
+
+func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
+	n := s.Node.(*ast.CreateTableStmt)
+	name := n.Table.Name.O
+	if _, ok := e.cat.Lookup(name); ok {
+		if n.IfNotExists {
+			return &Result{}, nil
+		}
+		return nil, s.ErrorAt(name, "table %s already exists", name)
+	}
+	if n.Select != nil || n.ReferTable != nil {
+		return nil, s.ErrorAt(name, "CREATE TABLE ... AS / LIKE is not supported")
+	}
+	wb := e.store.NewBatch()
+	ent := e.cat.Add(wb, catalog.KindTable, name, s.Text)
+	t, err := e.defineTable(s, ent)
+	if err != nil {
+		wb.Discard()
+		e.cat.Forget(name)
+		return nil, err
+	}
+	if err := e.store.Commit(wb); err != nil {
+		e.cat.Forget(name)
+		delete(e.tables, strings.ToLower(name))
+		return nil, err
+	}
+	_ = t
+	return &Result{}, nil
+}
+
+// defineTable builds the live table of a CREATE TABLE statement.
+func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error) {
+	n := s.Node.(*ast.CreateTableStmt)
+	t := &tableObj{entry: ent, name: n.Table.Name.O, wmCol: -1, options: map[string]string{}, wm: watermark.New()}
+	seen := map[string]bool{}
+	var pk []int
+	for i, c := range n.Cols {
+		ty, err := plan.FieldType(c.Tp)
+		if err != nil {
+			return nil, s.ErrorAt(c.Name.Name.O, "column %s: %s", c.Name.Name.O, err)
+		}
+		l := c.Name.Name.L
+		if seen[l] {
+			return nil, s.ErrorAt(c.Name.Name.O, "duplicate column %s", c.Name.Name.O)
+		}
+		seen[l] = true
+		col := catalog.Column{Name: c.Name.Name.O, Type: ty}
+		for _, o := range c.Options {
+			switch o.Tp {
+			case ast.ColumnOptionNotNull:
+				col.NotNull = true
+			case ast.ColumnOptionPrimaryKey:
+				col.NotNull = true
+				pk = append(pk, i)
+			case ast.ColumnOptionNull, ast.ColumnOptionComment:
+			default:
+				return nil, s.ErrorAt(c.Name.Name.O, "column %s: this column option is not supported", c.Name.Name.O)
+			}
+		}
+		t.cols = append(t.cols, col)
+	}
+	if len(t.cols) == 0 {
+		return nil, s.ErrorAt(t.name, "table %s needs at least one column", t.name)
+	}
+	for _, con := range n.Constraints {
+		if con.Tp != ast.ConstraintPrimaryKey {
+			return nil, s.ErrorAt(t.name, "only PRIMARY KEY constraints are supported")
+		}
+		if len(pk) > 0 {
+			return nil, s.ErrorAt(t.name, "table %s has more than one PRIMARY KEY", t.name)
+		}
+		for _, k := range con.Keys {
+			idx := t.colIndex(k.Column.Name.O)
+			if idx < 0 {
+				return nil, s.ErrorAt(k.Column.Name.O, "PRIMARY KEY column %s does not exist", k.Column.Name.O)
+			}
+			t.cols[idx].NotNull = true
+			pk = append(pk, idx)
+		}
+	}
+	for _, o := range s.Options {
+		if !knownTableOptions[o.Key] && !strings.HasPrefix(o.Key, "watermark.") {
+			return nil, s.ErrorAtPos(o.Pos, "unknown table option '%s'", o.Key)
+		}
+		t.options[o.Key] = o.Value
+	}
+	if c, ok := t.options["connector"]; ok {
+		return nil, s.ErrorAtPos(s.Options[0].Pos, "connector '%s' is not supported yet", c)
+	}
+	if w := s.Watermark; w != nil {
+		idx := t.colIndex(w.Column)
+		if idx < 0 {
+			return nil, s.ErrorAtPos(w.Pos, "WATERMARK FOR %s: no such column", w.Column)
+		}
+		if t.cols[idx].Type.Kind != types.Timestamp {
+			return nil, s.ErrorAtPos(w.Pos, "WATERMARK FOR %s: the event-time column must be TIMESTAMP(3), it is %s", w.Column, t.cols[idx].Type)
+		}
+		b := &plan.Binder{Cat: e, Stmt: s}
+		expr, err := b.BindScalar(w.Expr, t.schema())
+		if err != nil {
+			return nil, err
+		}
+		if expr.Type().Kind != types.Timestamp {
+			return nil, s.ErrorAtPos(w.Pos, "WATERMARK expression must be a TIMESTAMP, it is %s", expr.Type())
+		}
+		t.wmCol, t.wmExpr, t.wmText = idx, expr, expr.String()
+		t.cols[idx].NotNull = true
+	}
+	t.data = table.New(ent.ID, t.names(), t.types(), pk)
+	t.rel = &plan.Relation{Name: t.name, Cols: t.cols, Handle: t, AppendOnly: len(pk) == 0}
+	e.tables[strings.ToLower(t.name)] = t
+	return t, nil
+}
+
+func (t *tableObj) colIndex(name string) int {
+	for i, c := range t.cols {
+		if strings.EqualFold(c.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *tableObj) names() []string {
+	out := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+func (t *tableObj) schema() []plan.Col {
+	out := make([]plan.Col, len(t.cols))
+	for i, c := range t.cols {
+		out[i] = plan.Col{Name: c.Name, Table: strings.ToLower(t.name), T: c.Type}
+	}
+	return out
+}
+
+// restoreWatermark recomputes W from the stored rows after a load.
+func (t *tableObj) restoreWatermark() {
+	if t.wmExpr == nil {
+		return
+	}
+	_ = t.data.Scan(1<<16, func(b *exec.Batch) error {
+		vals, err := t.wmValues(b)
+		if err == nil {
+			_, after := t.wm.Advance(vals)
+			t.wm.Set(after)
+		}
+		return nil
+	})
+}
+
+// wmValues evaluates the WATERMARK expression over a batch of the table's rows.
+func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
+	a, err := t.wmExpr.Eval(b)
+	if err != nil {
+		return nil, fmt.Errorf("WATERMARK expression: %w", err)
+	}
+	vals := exec.Int64s(a)
+	if a.NullN() > 0 {
+		out := make([]int64, len(vals))
+		for i := range vals {
+			out[i] = vals[i]
+			if a.IsNull(i) {
+				out[i] = exec.NoWatermark
+			}
+		}
+		return out, nil
+	}
+	return vals, nil
+}
+
+func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) {
+	if n.IsView {
+		for _, tn := range n.Tables {
+			if _, err := e.dropView(tn.Name.O, n.IfExists, s); err != nil {
+				return nil, err
+			}
+		}
+		return &Result{}, nil
+	}
+	for _, tn := range n.Tables {
+		name := tn.Name.O
+		t, ok := e.tables[strings.ToLower(name)]
+		if !ok {
+			if n.IfExists {
+				continue
+			}
+			if _, isView := e.views[strings.ToLower(name)]; isView {
+				return nil, s.ErrorAt(name, "%s is a materialized view; use DROP MATERIALIZED VIEW", name)
+			}
+			return nil, s.ErrorAt(name, "table %s does not exist", name)
+		}
+		if len(t.listeners) > 0 {
+			return nil, s.ErrorAt(name, "cannot drop table %s: materialized view %s reads it", name, t.listeners[0].view.name)
+		}
+		wb := e.store.NewBatch()
+		e.cat.Remove(wb, name)
+		t.data.Drop(wb)
+		if err := e.store.Commit(wb); err != nil {
+			e.cat.Restore(t.entry)
+			return nil, err
+		}
+		delete(e.tables, strings.ToLower(name))
+	}
+	return &Result{}, nil
+}

@@ -1,0 +1,355 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/plan"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/watermark"
+	"github.com/streamsql/streamsql/window"
+)
+
+// viewObj is a live materialized view: its dataflow, stored rows and readers.
+type viewObj struct {
+	entry       *catalog.Entry
+	name        string
+	cols        []catalog.Column
+	emitOnClose bool
+	store       *viewStore
+	rel         *plan.Relation
+	// inputs are the listeners this view registered on its sources.
+	inputs    []input
+	listeners []*listener
+	subs      []*Subscription
+	lateCount int64
+	watermark int64
+}
+
+type input struct {
+	t *tableObj
+	v *viewObj
+	l *listener
+}
+
+var knownViewOptions = map[string]bool{}
+
+func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
+	if _, ok := e.cat.Lookup(s.Name); ok {
+		if s.IfNotExists {
+			return &Result{}, nil
+		}
+		return nil, s.ErrorAt(s.Name, "%s already exists", s.Name)
+	}
+	wb := e.store.NewBatch()
+	ent := e.cat.Add(wb, catalog.KindView, s.Name, s.Text)
+	v, err := e.defineView(s, ent)
+	if err != nil {
+		wb.Discard()
+		e.cat.Forget(s.Name)
+		return nil, err
+	}
+	if err := e.store.Commit(wb); err != nil {
+		e.cat.Forget(s.Name)
+		e.unwire(v)
+		return nil, err
+	}
+	return &Result{}, nil
+}
+
+// defineView binds and wires a view's dataflow and backfills it from its inputs' rows.
+func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
+	for _, o := range s.Options {
+		if !knownViewOptions[o.Key] {
+			return nil, s.ErrorAtPos(o.Pos, "unknown view option '%s'", o.Key)
+		}
+	}
+	bd := e.binder(s, nil)
+	bd.Streaming = true
+	node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
+	if err != nil {
+		return nil, err
+	}
+	v := &viewObj{entry: ent, name: s.Name, emitOnClose: s.EmitOnClose, watermark: exec.NoWatermark}
+	seen := map[string]bool{}
+	for _, c := range node.Schema() {
+		if seen[strings.ToLower(c.Name)] {
+			return nil, s.ErrorAt(c.Name, "materialized view %s has two columns named %s; name them with AS", s.Name, c.Name)
+		}
+		seen[strings.ToLower(c.Name)] = true
+		v.cols = append(v.cols, catalog.Column{Name: c.Name, Type: c.T})
+	}
+	v.store = newViewStore(v, plan.Types(node.Schema()))
+	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true}
+	sources, err := plan.Build(node, v.store, plan.BuildOptions{Late: func(table string) window.LateSink {
+		return e.lateSink(v, table)
+	}})
+	if err != nil {
+		return nil, s.ErrorAtPos(s.Pos, "materialized view %s cannot be maintained: %s", s.Name, err)
+	}
+	if s.EmitOnClose && !hasWindowedAgg(node) {
+		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
+	}
+	for _, src := range sources {
+		if src.Rel == nil {
+			continue
+		}
+		l := &listener{out: src.Out, view: v}
+		switch h := src.Rel.Handle.(type) {
+		case *tableObj:
+			h.listeners = append(h.listeners, l)
+			v.inputs = append(v.inputs, input{t: h, l: l})
+		case *viewObj:
+			h.listeners = append(h.listeners, l)
+			v.inputs = append(v.inputs, input{v: h, l: l})
+		default:
+			e.unwire(v)
+			return nil, s.ErrorAtPos(s.Pos, "a materialized view cannot read %s", src.Rel.Name)
+		}
+	}
+	if err := e.backfill(v, sources); err != nil {
+		e.unwire(v)
+		return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
+	}
+	e.views[strings.ToLower(v.name)] = v
+	return v, nil
+}
+
+func hasWindowedAgg(n plan.Node) bool {
+	if a, ok := n.(*plan.Aggregate); ok && a.Window != nil {
+		return true
+	}
+	for _, c := range n.Children() {
+		if hasWindowedAgg(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// backfill replays every source's current rows into the new view, in acceptance order and
+// with the watermark progression they had, then the source's watermark.
+func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
+	for _, src := range sources {
+		if src.Rel == nil {
+			if err := src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types)); err != nil {
+				return err
+			}
+			continue
+		}
+		switch h := src.Rel.Handle.(type) {
+		case *tableObj:
+			gen := watermark.New()
+			err := h.data.Scan(batchRows, func(b *exec.Batch) error {
+				if h.wmExpr != nil {
+					vals, err := h.wmValues(b)
+					if err != nil {
+						return err
+					}
+					before, after := gen.Advance(vals)
+					gen.Set(after)
+					b = &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
+				}
+				if err := src.Out.EmitBatch(b); err != nil {
+					return err
+				}
+				return src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: gen.W})
+			})
+			if err != nil {
+				return err
+			}
+			if err := src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: max(gen.W, h.wm.W)}); err != nil {
+				return err
+			}
+		case *viewObj:
+			for _, b := range h.store.batches(batchRows) {
+				if err := src.Out.EmitBatch(b); err != nil {
+					return err
+				}
+			}
+			if err := src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: h.watermark}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
+	var names []string
+	var ts []types.T
+	if t, ok := e.tables[strings.ToLower(table)]; ok {
+		names, ts = t.names(), t.types()
+	}
+	return func(lr window.LateRow) {
+		v.lateCount++
+		js := ""
+		if names != nil && len(lr.Row) >= len(names) {
+			js = rowJSON(names, ts, lr.Row[:len(names)])
+		}
+		e.late = append(e.late, lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js})
+	}
+}
+
+// unwire detaches a view from its sources.
+func (e *Engine) unwire(v *viewObj) {
+	for _, in := range v.inputs {
+		if in.t != nil {
+			in.t.listeners = removeListener(in.t.listeners, in.l)
+		} else {
+			in.v.listeners = removeListener(in.v.listeners, in.l)
+		}
+	}
+	v.inputs = nil
+}
+
+func removeListener(ls []*listener, l *listener) []*listener {
+	out := ls[:0]
+	for _, x := range ls {
+		if x != l {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, error) {
+	v, ok := e.views[strings.ToLower(name)]
+	if !ok {
+		if ifExists {
+			return &Result{}, nil
+		}
+		if _, isTable := e.tables[strings.ToLower(name)]; isTable {
+			return nil, s.ErrorAt(name, "%s is a table; use DROP TABLE", name)
+		}
+		return nil, s.ErrorAt(name, "materialized view %s does not exist", name)
+	}
+	if len(v.listeners) > 0 {
+		return nil, s.ErrorAt(name, "cannot drop %s: materialized view %s reads it", name, v.listeners[0].view.name)
+	}
+	wb := e.store.NewBatch()
+	e.cat.Remove(wb, name)
+	if err := e.store.Commit(wb); err != nil {
+		e.cat.Restore(v.entry)
+		return nil, err
+	}
+	e.unwire(v)
+	v.closeSubscribers(fmt.Errorf("materialized view %s was dropped", v.name))
+	delete(e.views, strings.ToLower(name))
+	kept := e.late[:0]
+	for _, l := range e.late {
+		if l.view != v.name {
+			kept = append(kept, l)
+		}
+	}
+	e.late = kept
+	return &Result{}, nil
+}
+
+// viewStore is a view's sink: the consolidated multiset of its rows. It forwards every
+// change to the views and subscribers reading the view.
+type viewStore struct {
+	view   *viewObj
+	types  []types.T
+	index  map[string]int
+	rows   [][]any
+	counts []int64
+	kb     []byte
+}
+
+var _ exec.Operator = (*viewStore)(nil)
+
+func newViewStore(v *viewObj, ts []types.T) *viewStore {
+	return &viewStore{view: v, types: ts, index: map[string]int{}}
+}
+
+// Push implements exec.Operator.
+func (s *viewStore) Push(_ int, m exec.Msg) error {
+	v := s.view
+	switch m.Kind {
+	case exec.MsgWatermark:
+		if m.Watermark > v.watermark {
+			v.watermark = m.Watermark
+		}
+		for _, l := range v.listeners {
+			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: v.watermark}); err != nil {
+				return err
+			}
+		}
+		return nil
+	case exec.MsgEnd:
+		return nil
+	}
+	b := m.Batch
+	for i := 0; i < b.N; i++ {
+		s.kb = exec.AllKey(s.kb[:0], b, i)
+		j, ok := s.index[string(s.kb)]
+		if !ok {
+			j = len(s.rows)
+			s.index[string(s.kb)] = j
+			s.rows = append(s.rows, b.Row(i))
+			s.counts = append(s.counts, 0)
+		}
+		s.counts[j] += b.Weight(i)
+		if s.counts[j] == 0 {
+			s.remove(j, string(s.kb))
+		}
+	}
+	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W}
+	for _, l := range v.listeners {
+		if err := l.out.EmitBatch(out); err != nil {
+			return err
+		}
+	}
+	v.publish(out, s.types)
+	return nil
+}
+
+func (s *viewStore) remove(j int, key string) {
+	delete(s.index, key)
+	last := len(s.rows) - 1
+	if j != last {
+		s.rows[j], s.counts[j] = s.rows[last], s.counts[last]
+		var kb []byte
+		for _, x := range s.rows[j] {
+			kb = exec.AppendValueKey(kb, x)
+		}
+		s.index[string(kb)] = j
+	}
+	s.rows, s.counts = s.rows[:last], s.counts[:last]
+}
+
+// count is the number of rows in the view.
+func (s *viewStore) count() int64 {
+	var n int64
+	for _, c := range s.counts {
+		if c > 0 {
+			n += c
+		}
+	}
+	return n
+}
+
+// batches returns the view's rows.
+func (s *viewStore) batches(size int) []*exec.Batch {
+	var out []*exec.Batch
+	var rows [][]any
+	for i, r := range s.rows {
+		for k := int64(0); k < s.counts[i]; k++ {
+			rows = append(rows, r)
+			if len(rows) == size {
+				out = append(out, exec.RowsToBatch(rows, s.types))
+				rows = nil
+			}
+		}
+	}
+	if len(rows) > 0 {
+		out = append(out, exec.RowsToBatch(rows, s.types))
+	}
+	return out
+}

@@ -1,0 +1,651 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// AggFunc is an aggregate function.
+type AggFunc uint8
+
+// Aggregate functions.
+const (
+	AggCountStar AggFunc = iota
+	AggCount
+	AggSum
+	AggAvg
+	AggMin
+	AggMax
+)
+
+var aggNames = [...]string{"count(*)", "count", "sum", "avg", "min", "max"}
+
+func (f AggFunc) String() string { return aggNames[f] }
+
+// AggSpec is one aggregate call over input column Arg.
+type AggSpec struct {
+	Fn       AggFunc
+	Arg      int // input column; unused for COUNT(*)
+	Distinct bool
+	In       types.T
+}
+
+// ResultType is the type of the aggregate's result (SPEC.md §2: COUNT and SUM of integers
+// are BIGINT, AVG is DOUBLE).
+func (a AggSpec) ResultType() types.T {
+	switch a.Fn {
+	case AggCountStar, AggCount:
+		return types.TBigInt
+	case AggAvg:
+		return types.TDouble
+	case AggSum:
+		switch a.In.Kind {
+		case types.Int, types.BigInt, types.Null:
+			return types.TBigInt
+		case types.Decimal:
+			return types.DecimalOf(types.MaxDecimalPrecision, int(a.In.Scale))
+		}
+		return a.In
+	}
+	return a.In
+}
+
+// HashAgg groups its input by the key columns and maintains the aggregates of each group
+// under insertions and retractions. In batch mode (Batch true) it emits every group at End;
+// otherwise it emits, after each input batch, a retraction of each changed group's old row
+// and an insertion of its new one. With no key columns there is exactly one group, whose
+// row exists even over no input (COUNT 0, other aggregates NULL).
+type HashAgg struct {
+	Keys  []int
+	KeyT  []types.T
+	Aggs  []AggSpec
+	Batch bool
+	// Retract is set when the input can retract rows (MIN/MAX then keep multisets).
+	Retract bool
+	// Windowed marks a windowed aggregate: key WindowEnd holds window_end, and a group is
+	// complete, and its state freed, once a watermark W >= window_end - 1 arrives.
+	Windowed  bool
+	WindowEnd int
+	// EmitOnClose emits each group once, when it is complete, instead of on every change.
+	EmitOnClose bool
+	Out         Output
+	started     bool
+
+	groups  map[string]int32
+	intKeys map[int64]int32
+	keyRows [][]any
+	counts  []int64
+	accs    []accumulator
+	keyBuf  []byte
+	gids    []int32
+	touched []int32
+	mark    []bool
+	free    []int32
+	byEnd   map[int64][]int32
+}
+
+var _ Operator = (*HashAgg)(nil)
+
+func (h *HashAgg) init() {
+	h.groups = map[string]int32{}
+	h.intKeys = map[int64]int32{}
+	h.accs = make([]accumulator, len(h.Aggs))
+	for i, a := range h.Aggs {
+		h.accs[i] = newAccumulator(a, h.Retract)
+	}
+	if h.Windowed {
+		h.byEnd = map[int64][]int32{}
+	}
+	if len(h.Keys) == 0 {
+		h.newGroup(nil)
+	}
+}
+
+func (h *HashAgg) newGroup(key []any) int32 {
+	var g int32
+	if n := len(h.free); n > 0 {
+		g = h.free[n-1]
+		h.free = h.free[:n-1]
+		h.keyRows[g] = key
+		h.counts[g] = 0
+		for _, a := range h.accs {
+			a.reset(g)
+		}
+	} else {
+		g = int32(len(h.counts))
+		h.keyRows = append(h.keyRows, key)
+		h.counts = append(h.counts, 0)
+		h.mark = append(h.mark, false)
+		for _, a := range h.accs {
+			a.grow(len(h.counts))
+		}
+	}
+	if h.Windowed {
+		if end, ok := key[h.WindowEnd].(int64); ok {
+			h.byEnd[end] = append(h.byEnd[end], g)
+		}
+	}
+	return g
+}
+
+// fire handles a watermark for a windowed aggregate: groups whose window is complete are
+// emitted (EMIT ON WINDOW CLOSE) and their state freed.
+func (h *HashAgg) fire(w int64) error {
+	var done []int32
+	var ends []int64
+	for end, gs := range h.byEnd {
+		if end-1 <= w {
+			ends = append(ends, end)
+			done = append(done, gs...)
+		}
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	sort.Slice(done, func(i, j int) bool { return done[i] < done[j] })
+	if h.EmitOnClose && !h.Batch {
+		if err := h.Out.EmitBatch(h.rows(h.live(done), 1)); err != nil {
+			return err
+		}
+	}
+	for _, e := range ends {
+		delete(h.byEnd, e)
+	}
+	var kb []byte
+	for _, g := range done {
+		key := h.keyRows[g]
+		kb = kb[:0]
+		for _, v := range key {
+			kb = AppendValueKey(kb, v)
+		}
+		delete(h.groups, string(kb))
+		if len(h.Keys) == 1 {
+			if v, ok := key[0].(int64); ok {
+				delete(h.intKeys, v)
+			}
+		}
+		h.keyRows[g] = nil
+		h.counts[g] = 0
+		h.free = append(h.free, g)
+	}
+	return nil
+}
+
+// Push implements Operator.
+func (h *HashAgg) Push(_ int, m Msg) error {
+	if h.accs == nil {
+		h.init()
+	}
+	if !h.started && !h.Batch {
+		h.started = true
+		if len(h.Keys) == 0 {
+			if err := h.Out.EmitBatch(h.rows([]int32{0}, 1)); err != nil {
+				return err
+			}
+		}
+	}
+	switch m.Kind {
+	case MsgWatermark:
+		if h.Windowed {
+			if err := h.fire(m.Watermark); err != nil {
+				return err
+			}
+		}
+		return h.Out.Emit(m)
+	case MsgEnd:
+		if h.Batch || (h.EmitOnClose && h.Windowed) {
+			var all []int32
+			for g := range h.counts {
+				if h.counts[g] > 0 || len(h.Keys) == 0 {
+					all = append(all, int32(g))
+				}
+			}
+			for start := 0; start < len(all); start += 8192 {
+				if err := h.Out.EmitBatch(h.rows(all[start:min(start+8192, len(all))], 1)); err != nil {
+					return err
+				}
+			}
+		}
+		return h.Out.Emit(m)
+	}
+	b := m.Batch
+	h.assign(b)
+	var old *Batch
+	if !h.Batch && !h.EmitOnClose {
+		h.touched = h.touched[:0]
+		for _, g := range h.gids {
+			if !h.mark[g] {
+				h.mark[g] = true
+				h.touched = append(h.touched, g)
+			}
+		}
+		for _, g := range h.touched {
+			h.mark[g] = false
+		}
+		old = h.rows(h.live(h.touched), -1)
+	}
+	for i := 0; i < b.N; i++ {
+		h.counts[h.gids[i]] += b.Weight(i)
+	}
+	for i, a := range h.accs {
+		var col arrow.Array
+		if h.Aggs[i].Fn != AggCountStar {
+			col = b.Cols[h.Aggs[i].Arg]
+		}
+		if err := a.update(h.gids, col, b); err != nil {
+			return err
+		}
+	}
+	if h.Batch || h.EmitOnClose {
+		return nil
+	}
+	return h.emitChanges(old, h.rows(h.live(h.touched), 1))
+}
+
+// emitChanges sends old (retractions) and cur (insertions), cancelling rows that did not
+// change.
+func (h *HashAgg) emitChanges(old, cur *Batch) error {
+	if old != nil && cur != nil && old.N == cur.N {
+		same := true
+		var a, b []byte
+		for i := 0; i < old.N && same; i++ {
+			a = AllKey(a[:0], old, i)
+			b = AllKey(b[:0], cur, i)
+			same = string(a) == string(b)
+		}
+		if same {
+			return nil
+		}
+	}
+	if err := h.Out.EmitBatch(old); err != nil {
+		return err
+	}
+	return h.Out.EmitBatch(cur)
+}
+
+// live filters groups to those whose row exists.
+func (h *HashAgg) live(gs []int32) []int32 {
+	if len(h.Keys) == 0 {
+		return gs
+	}
+	out := make([]int32, 0, len(gs))
+	for _, g := range gs {
+		if h.counts[g] > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// assign computes the group of every row into h.gids, creating groups.
+func (h *HashAgg) assign(b *Batch) {
+	h.gids = h.gids[:0]
+	if len(h.Keys) == 0 {
+		for i := 0; i < b.N; i++ {
+			h.gids = append(h.gids, 0)
+		}
+		return
+	}
+	if len(h.Keys) == 1 && h.KeyT[0].Phys() == types.PhysInt64 && b.Cols[h.Keys[0]].NullN() == 0 {
+		vals := Int64s(b.Cols[h.Keys[0]])
+		for _, v := range vals[:b.N] {
+			g, ok := h.intKeys[v]
+			if !ok {
+				g = h.newGroup([]any{v})
+				h.intKeys[v] = g
+			}
+			h.gids = append(h.gids, g)
+		}
+		return
+	}
+	for i := 0; i < b.N; i++ {
+		h.keyBuf = RowKey(h.keyBuf[:0], b, h.Keys, i)
+		var g int32
+		var ok bool
+		if len(h.Keys) == 1 && h.KeyT[0].Phys() == types.PhysInt64 && !b.Cols[h.Keys[0]].IsNull(i) {
+			v := Int64s(b.Cols[h.Keys[0]])[i]
+			g, ok = h.intKeys[v]
+			if !ok {
+				g = h.newGroup([]any{v})
+				h.intKeys[v] = g
+			}
+		} else {
+			g, ok = h.groups[string(h.keyBuf)]
+			if !ok {
+				key := make([]any, len(h.Keys))
+				for k, c := range h.Keys {
+					key[k] = Value(b.Cols[c], i)
+				}
+				g = h.newGroup(key)
+				h.groups[string(h.keyBuf)] = g
+			}
+		}
+		h.gids = append(h.gids, g)
+	}
+}
+
+// rows builds the output rows of groups gs with weight w.
+func (h *HashAgg) rows(gs []int32, w int64) *Batch {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := &Batch{N: len(gs), Cols: make([]arrow.Array, 0, len(h.Keys)+len(h.Aggs))}
+	for k, t := range h.KeyT {
+		bl := NewBuilder(t, len(gs))
+		for _, g := range gs {
+			bl.Append(h.keyRows[g][k])
+		}
+		out.Cols = append(out.Cols, bl.Finish())
+	}
+	for i, a := range h.accs {
+		bl := NewBuilder(h.Aggs[i].ResultType(), len(gs))
+		for _, g := range gs {
+			bl.Append(a.result(g))
+		}
+		out.Cols = append(out.Cols, bl.Finish())
+	}
+	if w != 1 {
+		out.W = make([]int64, len(gs))
+		for i := range out.W {
+			out.W[i] = w
+		}
+	}
+	return out
+}
+
+// accumulator is the columnar state of one aggregate across all groups.
+type accumulator interface {
+	grow(groups int)
+	reset(g int32)
+	update(gids []int32, col arrow.Array, b *Batch) error
+	result(g int32) any
+}
+
+func newAccumulator(a AggSpec, retract bool) accumulator {
+	if a.Distinct && a.Fn != AggMin && a.Fn != AggMax {
+		return &distinctAcc{spec: a}
+	}
+	switch a.Fn {
+	case AggCountStar, AggCount:
+		return &countAcc{star: a.Fn == AggCountStar}
+	case AggSum, AggAvg:
+		if a.In.Phys() == types.PhysFloat64 {
+			return &floatSumAcc{avg: a.Fn == AggAvg}
+		}
+		scale := 0.0
+		if a.In.Kind == types.Decimal {
+			scale = float64(types.Pow10[a.In.Scale])
+		}
+		return &intSumAcc{avg: a.Fn == AggAvg, scale: scale}
+	}
+	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
+}
+
+type countAcc struct {
+	star bool
+	n    []int64
+}
+
+func (c *countAcc) grow(g int) {
+	for len(c.n) < g {
+		c.n = append(c.n, 0)
+	}
+}
+
+func (c *countAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	if c.star || col.NullN() == 0 {
+		if b.W == nil {
+			for _, g := range gids {
+				c.n[g]++
+			}
+			return nil
+		}
+		for i, g := range gids {
+			c.n[g] += b.W[i]
+		}
+		return nil
+	}
+	for i, g := range gids {
+		if col.IsValid(i) {
+			c.n[g] += b.Weight(i)
+		}
+	}
+	return nil
+}
+
+func (c *countAcc) result(g int32) any { return c.n[g] }
+
+func (c *countAcc) reset(g int32) { c.n[g] = 0 }
+
+// intSumAcc sums int64 physical values (integers, decimals) with overflow checks.
+type intSumAcc struct {
+	avg   bool
+	scale float64 // DECIMAL's 10^scale for AVG; 0 for integers
+	sum   []int64
+	n     []int64
+}
+
+func (s *intSumAcc) grow(g int) {
+	for len(s.sum) < g {
+		s.sum = append(s.sum, 0)
+		s.n = append(s.n, 0)
+	}
+}
+
+func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	vals := Int64s(col)
+	noNulls := col.NullN() == 0
+	for i, g := range gids {
+		if !noNulls && col.IsNull(i) {
+			continue
+		}
+		w := b.Weight(i)
+		v := vals[i]
+		if w != 1 {
+			hi, lo := bits.Mul64(uint64(abs64(v)), uint64(abs64(w)))
+			if hi != 0 || lo > math.MaxInt64 {
+				return fmt.Errorf("integer overflow in SUM")
+			}
+			v *= w
+		}
+		r := s.sum[g] + v
+		if (r > s.sum[g]) != (v > 0) && v != 0 {
+			return fmt.Errorf("integer overflow in SUM")
+		}
+		s.sum[g] = r
+		s.n[g] += w
+	}
+	return nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (s *intSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+
+func (s *intSumAcc) result(g int32) any {
+	if s.n[g] <= 0 {
+		return nil
+	}
+	if s.avg {
+		f := float64(s.sum[g]) / float64(s.n[g])
+		if s.scale != 0 {
+			f /= s.scale
+		}
+		return f
+	}
+	return s.sum[g]
+}
+
+type floatSumAcc struct {
+	avg bool
+	sum []float64
+	n   []int64
+}
+
+func (s *floatSumAcc) grow(g int) {
+	for len(s.sum) < g {
+		s.sum = append(s.sum, 0)
+		s.n = append(s.n, 0)
+	}
+}
+
+func (s *floatSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	vals := Float64s(col)
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		w := b.Weight(i)
+		s.sum[g] += vals[i] * float64(w)
+		s.n[g] += w
+	}
+	return nil
+}
+
+func (s *floatSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+
+func (s *floatSumAcc) result(g int32) any {
+	if s.n[g] <= 0 {
+		return nil
+	}
+	if s.avg {
+		return s.sum[g] / float64(s.n[g])
+	}
+	return s.sum[g]
+}
+
+// extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
+// input can retract, a multiset of values so the extreme can be recomputed.
+type extremeAcc struct {
+	max, retract bool
+	val          []any
+	multi        []map[any]int64
+}
+
+func (e *extremeAcc) grow(g int) {
+	for len(e.val) < g {
+		e.val = append(e.val, nil)
+		var m map[any]int64
+		if e.retract {
+			m = map[any]int64{}
+		}
+		e.multi = append(e.multi, m)
+	}
+}
+
+func (e *extremeAcc) better(a, b any) bool {
+	c := CompareValues(a, b)
+	if e.max {
+		return c > 0
+	}
+	return c < 0
+}
+
+func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		v := Value(col, i)
+		w := b.Weight(i)
+		if e.multi[g] == nil && w < 0 {
+			return fmt.Errorf("internal error: MIN/MAX retraction on an insert-only aggregate")
+		}
+		if m := e.multi[g]; m != nil {
+			m[v] += w
+			if m[v] == 0 {
+				delete(m, v)
+			}
+			e.val[g] = nil
+			for x := range m {
+				if e.val[g] == nil || e.better(x, e.val[g]) {
+					e.val[g] = x
+				}
+			}
+			continue
+		}
+		if e.val[g] == nil || e.better(v, e.val[g]) {
+			e.val[g] = v
+		}
+	}
+	return nil
+}
+
+func (e *extremeAcc) result(g int32) any { return e.val[g] }
+
+func (e *extremeAcc) reset(g int32) {
+	e.val[g] = nil
+	if e.retract {
+		e.multi[g] = map[any]int64{}
+	}
+}
+
+// distinctAcc keeps, per group, the multiset of distinct non-null values.
+type distinctAcc struct {
+	spec AggSpec
+	sets []map[any]int64
+}
+
+func (d *distinctAcc) grow(g int) {
+	for len(d.sets) < g {
+		d.sets = append(d.sets, map[any]int64{})
+	}
+}
+
+func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		v := Value(col, i)
+		d.sets[g][v] += b.Weight(i)
+		if d.sets[g][v] == 0 {
+			delete(d.sets[g], v)
+		}
+	}
+	return nil
+}
+
+func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
+
+func (d *distinctAcc) result(g int32) any {
+	set := d.sets[g]
+	if d.spec.Fn == AggCount {
+		return int64(len(set))
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	var isum int64
+	var fsum float64
+	for v := range set {
+		switch x := v.(type) {
+		case int64:
+			isum += x
+			fsum += float64(x)
+		case float64:
+			fsum += x
+		}
+	}
+	if d.spec.Fn == AggAvg {
+		if d.spec.In.Kind == types.Decimal {
+			fsum /= float64(types.Pow10[d.spec.In.Scale])
+		}
+		return fsum / float64(len(set))
+	}
+	if d.spec.In.Phys() == types.PhysFloat64 {
+		return fsum
+	}
+	return isum
+}

@@ -1,0 +1,351 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Mem is the allocator of the engine's arrays.
+var Mem memory.Allocator = memory.DefaultAllocator
+
+// Batch is a set of weighted rows in columnar form. Columns hold the physical
+// representation of their logical type (types.Phys): *array.Int64, *array.Float64,
+// *array.Boolean or *array.String.
+type Batch struct {
+	Cols []arrow.Array
+	N    int
+	// W holds each row's weight; nil means every row has weight +1.
+	W []int64
+	// WM, when not nil, holds for each row the watermark in force just before the row was
+	// accepted by its source table (SPEC.md §3: lateness is judged against the watermark
+	// before the row). It is non-decreasing within a batch.
+	WM []int64
+}
+
+// Weight returns the weight of row i.
+func (b *Batch) Weight(i int) int64 {
+	if b.W == nil {
+		return 1
+	}
+	return b.W[i]
+}
+
+// MsgKind tells what a Msg carries.
+type MsgKind uint8
+
+// Message kinds.
+const (
+	MsgBatch MsgKind = iota
+	MsgWatermark
+	MsgEnd
+)
+
+// Msg is the one in-band message type.
+type Msg struct {
+	Kind      MsgKind
+	Batch     *Batch
+	Watermark int64
+}
+
+// Operator is the contract every operator implements; see the package documentation.
+type Operator interface {
+	Push(port int, m Msg) error
+}
+
+// Output is where an operator sends its results: an operator and its input port.
+type Output struct {
+	Op   Operator
+	Port int
+}
+
+// Emit pushes m downstream.
+func (o Output) Emit(m Msg) error { return o.Op.Push(o.Port, m) }
+
+// EmitBatch pushes a non-empty batch downstream.
+func (o Output) EmitBatch(b *Batch) error {
+	if b == nil || b.N == 0 {
+		return nil
+	}
+	return o.Op.Push(o.Port, Msg{Kind: MsgBatch, Batch: b})
+}
+
+// Int64s returns the values of an int64 column (nulls hold unspecified values).
+func Int64s(a arrow.Array) []int64 { return a.(*array.Int64).Int64Values() }
+
+// Float64s returns the values of a float64 column.
+func Float64s(a arrow.Array) []float64 { return a.(*array.Float64).Float64Values() }
+
+// Value returns row i of a physical column as int64, float64, bool, string or nil.
+func Value(a arrow.Array, i int) any {
+	if a.IsNull(i) {
+		return nil
+	}
+	switch c := a.(type) {
+	case *array.Int64:
+		return c.Value(i)
+	case *array.Float64:
+		return c.Value(i)
+	case *array.Boolean:
+		return c.Value(i)
+	case *array.String:
+		return c.Value(i)
+	case *array.Null:
+		return nil
+	}
+	panic(fmt.Sprintf("exec: unexpected array type %T", a))
+}
+
+// Builder accumulates physical values of one type into an Arrow array.
+type Builder struct {
+	T types.T
+	b array.Builder
+}
+
+// NewBuilder returns a builder for type t.
+func NewBuilder(t types.T, capacity int) *Builder {
+	b := array.NewBuilder(Mem, t.ArrowType())
+	b.Reserve(capacity)
+	return &Builder{T: t, b: b}
+}
+
+// Append adds one physical value (nil for NULL).
+func (b *Builder) Append(v any) {
+	if v == nil {
+		b.b.AppendNull()
+		return
+	}
+	switch x := b.b.(type) {
+	case *array.Int64Builder:
+		x.Append(v.(int64))
+	case *array.Float64Builder:
+		x.Append(v.(float64))
+	case *array.BooleanBuilder:
+		x.Append(v.(bool))
+	case *array.StringBuilder:
+		x.Append(v.(string))
+	}
+}
+
+// AppendFrom adds row i of column a, which must have the builder's physical type.
+func (b *Builder) AppendFrom(a arrow.Array, i int) {
+	if a.IsNull(i) {
+		b.b.AppendNull()
+		return
+	}
+	switch x := b.b.(type) {
+	case *array.Int64Builder:
+		x.Append(a.(*array.Int64).Value(i))
+	case *array.Float64Builder:
+		x.Append(a.(*array.Float64).Value(i))
+	case *array.BooleanBuilder:
+		x.Append(a.(*array.Boolean).Value(i))
+	case *array.StringBuilder:
+		x.Append(a.(*array.String).Value(i))
+	}
+}
+
+// Len is the number of values appended so far.
+func (b *Builder) Len() int { return b.b.Len() }
+
+// Finish returns the built array and resets the builder.
+func (b *Builder) Finish() arrow.Array { return b.b.NewArray() }
+
+// ConstArray returns an array of n copies of the physical value v of type t.
+func ConstArray(t types.T, v any, n int) arrow.Array {
+	switch t.Phys() {
+	case types.PhysInt64:
+		vals := make([]int64, n)
+		if v == nil {
+			return array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nullBitmap(n), memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, n, 0))
+		}
+		x := v.(int64)
+		for i := range vals {
+			vals[i] = x
+		}
+		return array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, 0, 0))
+	case types.PhysFloat64:
+		vals := make([]float64, n)
+		if v == nil {
+			return array.NewFloat64Data(array.NewData(arrow.PrimitiveTypes.Float64, n, []*memory.Buffer{nullBitmap(n), memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(vals))}, nil, n, 0))
+		}
+		x := v.(float64)
+		for i := range vals {
+			vals[i] = x
+		}
+		return array.NewFloat64Data(array.NewData(arrow.PrimitiveTypes.Float64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(vals))}, nil, 0, 0))
+	}
+	b := NewBuilder(t, n)
+	for i := 0; i < n; i++ {
+		b.Append(v)
+	}
+	return b.Finish()
+}
+
+func nullBitmap(n int) *memory.Buffer {
+	return memory.NewBufferBytes(make([]byte, (n+7)/8))
+}
+
+// NewInt64 wraps vals (not copied) as an array; valid, when not nil, marks non-null rows.
+func NewInt64(vals []int64, valid []bool) arrow.Array {
+	bm, nulls := bitmapOf(valid, len(vals))
+	return array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(vals), []*memory.Buffer{bm, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, nulls, 0))
+}
+
+// NewFloat64 wraps vals (not copied) as an array; valid, when not nil, marks non-null rows.
+func NewFloat64(vals []float64, valid []bool) arrow.Array {
+	bm, nulls := bitmapOf(valid, len(vals))
+	return array.NewFloat64Data(array.NewData(arrow.PrimitiveTypes.Float64, len(vals), []*memory.Buffer{bm, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(vals))}, nil, nulls, 0))
+}
+
+func bitmapOf(valid []bool, n int) (*memory.Buffer, int) {
+	if valid == nil {
+		return nil, 0
+	}
+	bm := make([]byte, (n+7)/8)
+	nulls := 0
+	for i, ok := range valid[:n] {
+		if ok {
+			bm[i>>3] |= 1 << (i & 7)
+		} else {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	return memory.NewBufferBytes(bm), nulls
+}
+
+// Take returns a batch of the rows of b at the given indices, in that order.
+func Take(b *Batch, idx []int32, types []types.T) *Batch {
+	out := &Batch{N: len(idx), Cols: make([]arrow.Array, len(b.Cols))}
+	for c, col := range b.Cols {
+		out.Cols[c] = TakeArray(col, idx, types[c])
+	}
+	if b.W != nil {
+		out.W = make([]int64, len(idx))
+		for i, j := range idx {
+			out.W[i] = b.W[j]
+		}
+	}
+	if b.WM != nil {
+		out.WM = make([]int64, len(idx))
+		for i, j := range idx {
+			out.WM[i] = b.WM[j]
+		}
+	}
+	return out
+}
+
+// TakeArray gathers the values of a at idx.
+func TakeArray(a arrow.Array, idx []int32, t types.T) arrow.Array {
+	switch c := a.(type) {
+	case *array.Int64:
+		src := c.Int64Values()
+		vals := make([]int64, len(idx))
+		for i, j := range idx {
+			vals[i] = src[j]
+		}
+		return NewInt64(vals, takeValid(a, idx))
+	case *array.Float64:
+		src := c.Float64Values()
+		vals := make([]float64, len(idx))
+		for i, j := range idx {
+			vals[i] = src[j]
+		}
+		return NewFloat64(vals, takeValid(a, idx))
+	}
+	b := NewBuilder(t, len(idx))
+	for _, j := range idx {
+		b.AppendFrom(a, int(j))
+	}
+	return b.Finish()
+}
+
+func takeValid(a arrow.Array, idx []int32) []bool {
+	if a.NullN() == 0 {
+		return nil
+	}
+	valid := make([]bool, len(idx))
+	for i, j := range idx {
+		valid[i] = a.IsValid(int(j))
+	}
+	return valid
+}
+
+// Concat appends batches into one; all must have the same column types.
+func Concat(bs []*Batch, ts []types.T) *Batch {
+	if len(bs) == 1 {
+		return bs[0]
+	}
+	n := 0
+	weighted, timed := false, false
+	for _, b := range bs {
+		n += b.N
+		weighted = weighted || b.W != nil
+		timed = timed || b.WM != nil
+	}
+	out := &Batch{N: n, Cols: make([]arrow.Array, len(ts))}
+	for c, t := range ts {
+		bl := NewBuilder(t, n)
+		for _, b := range bs {
+			for i := 0; i < b.N; i++ {
+				bl.AppendFrom(b.Cols[c], i)
+			}
+		}
+		out.Cols[c] = bl.Finish()
+	}
+	if weighted {
+		out.W = make([]int64, 0, n)
+		for _, b := range bs {
+			for i := 0; i < b.N; i++ {
+				out.W = append(out.W, b.Weight(i))
+			}
+		}
+	}
+	if timed {
+		out.WM = make([]int64, 0, n)
+		for _, b := range bs {
+			for i := 0; i < b.N; i++ {
+				if b.WM != nil {
+					out.WM = append(out.WM, b.WM[i])
+				} else {
+					out.WM = append(out.WM, NoWatermark)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// NoWatermark is the watermark before any row: nothing is late against it.
+const NoWatermark int64 = -1 << 63
+
+// Row returns row i of b as physical values.
+func (b *Batch) Row(i int) []any {
+	r := make([]any, len(b.Cols))
+	for c, col := range b.Cols {
+		r[c] = Value(col, i)
+	}
+	return r
+}
+
+// Format renders a batch as text, one row per line with its weight, for tests and EXPLAIN ANALYZE-style debugging.
+func (b *Batch) Format(ts []types.T) string {
+	var sb strings.Builder
+	for i := 0; i < b.N; i++ {
+		fmt.Fprintf(&sb, "%+d", b.Weight(i))
+		for c, col := range b.Cols {
+			sb.WriteString(" ")
+			sb.WriteString(types.Display(Value(col, i), ts[c]))
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}

@@ -1,0 +1,306 @@
+package exec
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// JoinKind is the kind of a join.
+type JoinKind uint8
+
+// Join kinds. Cross is Inner with no keys and no condition.
+const (
+	JoinInner JoinKind = iota
+	JoinLeft
+	JoinRight
+	JoinFull
+)
+
+func (k JoinKind) String() string {
+	return [...]string{"INNER", "LEFT", "RIGHT", "FULL"}[k]
+}
+
+// HashJoin is a symmetric hash join over weighted inputs: port 0 is the left input, port 1
+// the right. Each side's rows are kept (consolidated by value, with their multiplicity), so a
+// change on either side joins with the other side's current rows: the output is the change
+// of the join, whichever side changes and in whatever order. Rows match when their key
+// columns are equal and not NULL and Cond (over left columns followed by right columns) is
+// TRUE. For outer joins, each kept row counts its matches: in Batch mode unmatched rows are
+// padded with NULLs at End; otherwise the padded row is inserted and retracted as the match
+// count leaves and returns to zero.
+type HashJoin struct {
+	Kind                JoinKind
+	LeftKeys, RightKeys []int
+	LeftT, RightT       []types.T
+	Cond                Expr
+	Batch               bool
+	Out                 Output
+
+	sides [2]*joinSide
+	ended [2]bool
+	wms   [2]int64
+}
+
+var _ Operator = (*HashJoin)(nil)
+
+type joinSide struct {
+	buckets map[string][]int32
+	index   map[string]int32 // row value -> entry
+	rows    [][]any
+	w       []int64
+	matches []int64
+	free    []int32
+}
+
+func newJoinSide() *joinSide {
+	return &joinSide{buckets: map[string][]int32{}, index: map[string]int32{}}
+}
+
+func (j *HashJoin) preserved(side int) bool {
+	if side == 0 {
+		return j.Kind == JoinLeft || j.Kind == JoinFull
+	}
+	return j.Kind == JoinRight || j.Kind == JoinFull
+}
+
+// Push implements Operator.
+func (j *HashJoin) Push(port int, m Msg) error {
+	if j.sides[0] == nil {
+		j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
+		j.wms = [2]int64{NoWatermark, NoWatermark}
+	}
+	switch m.Kind {
+	case MsgWatermark:
+		j.wms[port] = max(j.wms[port], m.Watermark)
+		return j.Out.Emit(Msg{Kind: MsgWatermark, Watermark: min(j.wms[0], j.wms[1])})
+	case MsgEnd:
+		j.ended[port] = true
+		if !j.ended[0] || !j.ended[1] {
+			return nil
+		}
+		if j.Batch {
+			for side := 0; side < 2; side++ {
+				if !j.preserved(side) {
+					continue
+				}
+				s := j.sides[side]
+				var rows [][]any
+				var ws []int64
+				for e, r := range s.rows {
+					if r != nil && s.matches[e] == 0 {
+						rows = append(rows, r)
+						ws = append(ws, s.w[e])
+					}
+				}
+				if err := j.emitPadded(side, rows, ws); err != nil {
+					return err
+				}
+			}
+		}
+		return j.Out.Emit(m)
+	}
+	return j.process(port, m.Batch)
+}
+
+func (j *HashJoin) keyCols(side int) []int {
+	if side == 0 {
+		return j.LeftKeys
+	}
+	return j.RightKeys
+}
+
+func (j *HashJoin) process(side int, b *Batch) error {
+	me, other := j.sides[side], j.sides[1-side]
+	keys := j.keyCols(side)
+	// Candidate pairs (row of b, entry of other), in row order.
+	var pi, pe []int32
+	rowKeys := make([]string, b.N)
+	nullKey := make([]bool, b.N)
+	var kb []byte
+	for i := 0; i < b.N; i++ {
+		kb = kb[:0]
+		for _, c := range keys {
+			if b.Cols[c].IsNull(i) {
+				nullKey[i] = true
+			}
+			kb = AppendKey(kb, b.Cols[c], i)
+		}
+		rowKeys[i] = string(kb)
+		if nullKey[i] {
+			continue
+		}
+		for _, e := range other.buckets[rowKeys[i]] {
+			pi = append(pi, int32(i))
+			pe = append(pe, e)
+		}
+	}
+	matched := make([]bool, len(pi))
+	var joined *Batch
+	if len(pi) > 0 {
+		joined = j.pairs(side, b, pi, pe, other)
+		if j.Cond != nil {
+			a, err := j.Cond.Eval(joined)
+			if err != nil {
+				return err
+			}
+			for _, k := range SelectTrue(a) {
+				matched[k] = true
+			}
+		} else {
+			for k := range matched {
+				matched[k] = true
+			}
+		}
+	}
+	// Joined rows, and bookkeeping for the other side's padded rows.
+	var sel []int32
+	var ws []int64
+	matchOf := make([]int64, b.N)
+	var unpadRows, padRows [][]any
+	var unpadW, padW []int64
+	for k, ok := range matched {
+		if !ok {
+			continue
+		}
+		i, e := pi[k], pe[k]
+		w := b.Weight(int(i))
+		sel = append(sel, int32(k))
+		ws = append(ws, w*other.w[e])
+		matchOf[i] += other.w[e]
+		before := other.matches[e]
+		other.matches[e] += w
+		if j.preserved(1-side) && !j.Batch {
+			after := other.matches[e]
+			if before == 0 && after != 0 {
+				unpadRows = append(unpadRows, other.rows[e])
+				unpadW = append(unpadW, -other.w[e])
+			} else if before != 0 && after == 0 {
+				padRows = append(padRows, other.rows[e])
+				padW = append(padW, other.w[e])
+			}
+		}
+	}
+	if err := j.emitPadded(1-side, unpadRows, unpadW); err != nil {
+		return err
+	}
+	if len(sel) > 0 {
+		out := Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
+		out.W = ws
+		if err := j.Out.EmitBatch(out); err != nil {
+			return err
+		}
+	}
+	if err := j.emitPadded(1-side, padRows, padW); err != nil {
+		return err
+	}
+	// Keep b's rows, and pad those of a preserved side that match nothing.
+	padRows, padW = padRows[:0], padW[:0]
+	var vb []byte
+	for i := 0; i < b.N; i++ {
+		w := b.Weight(i)
+		row := b.Row(i)
+		if nullKey[i] && !j.preserved(side) {
+			continue
+		}
+		vb = AllKey(vb[:0], b, i)
+		e, ok := me.index[string(vb)]
+		if !ok {
+			e = me.add(string(vb), rowKeys[i], row, matchOf[i])
+		}
+		me.w[e] += w
+		if j.preserved(side) && !j.Batch && me.matches[e] == 0 {
+			padRows = append(padRows, row)
+			padW = append(padW, w)
+		}
+		if me.w[e] == 0 {
+			me.remove(e, string(vb), rowKeys[i])
+		}
+	}
+	return j.emitPadded(side, padRows, padW)
+}
+
+func (s *joinSide) add(val, key string, row []any, matches int64) int32 {
+	var e int32
+	if n := len(s.free); n > 0 {
+		e = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.rows[e], s.w[e], s.matches[e] = row, 0, matches
+	} else {
+		e = int32(len(s.rows))
+		s.rows = append(s.rows, row)
+		s.w = append(s.w, 0)
+		s.matches = append(s.matches, matches)
+	}
+	s.index[val] = e
+	s.buckets[key] = append(s.buckets[key], e)
+	return e
+}
+
+func (s *joinSide) remove(e int32, val, key string) {
+	delete(s.index, val)
+	b := s.buckets[key]
+	for k, x := range b {
+		if x == e {
+			b[k] = b[len(b)-1]
+			b = b[:len(b)-1]
+			break
+		}
+	}
+	if len(b) == 0 {
+		delete(s.buckets, key)
+	} else {
+		s.buckets[key] = b
+	}
+	s.rows[e] = nil
+	s.free = append(s.free, e)
+}
+
+// pairs builds the joined rows of the candidate pairs (left columns first).
+func (j *HashJoin) pairs(side int, b *Batch, pi, pe []int32, other *joinSide) *Batch {
+	mine := make([]arrow.Array, len(b.Cols))
+	ts := j.LeftT
+	ots := j.RightT
+	if side == 1 {
+		ts, ots = j.RightT, j.LeftT
+	}
+	for c := range b.Cols {
+		mine[c] = TakeArray(b.Cols[c], pi, ts[c])
+	}
+	theirs := make([]arrow.Array, len(ots))
+	for c, t := range ots {
+		bl := NewBuilder(t, len(pe))
+		for _, e := range pe {
+			bl.Append(other.rows[e][c])
+		}
+		theirs[c] = bl.Finish()
+	}
+	out := &Batch{N: len(pi)}
+	if side == 0 {
+		out.Cols = append(mine, theirs...)
+	} else {
+		out.Cols = append(theirs, mine...)
+	}
+	return out
+}
+
+// emitPadded emits rows of side padded with NULLs for the other side's columns.
+func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	nl, nr := len(j.LeftT), len(j.RightT)
+	full := make([][]any, len(rows))
+	for i, r := range rows {
+		f := make([]any, nl+nr)
+		if side == 0 {
+			copy(f, r)
+		} else {
+			copy(f[nl:], r)
+		}
+		full[i] = f
+	}
+	out := RowsToBatch(full, append(append([]types.T{}, j.LeftT...), j.RightT...))
+	out.W = ws
+	return j.Out.EmitBatch(out)
+}

@@ -1,0 +1,84 @@
+package exec
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// AppendKey appends a self-delimiting encoding of row i of a to buf. Equal SQL values of one
+// physical type encode equally; NULL encodes as its own value (group keys put NULLs in one
+// group; join keys check NULLs before encoding, since NULL never matches).
+func AppendKey(buf []byte, a arrow.Array, i int) []byte {
+	if a.IsNull(i) {
+		return append(buf, 0)
+	}
+	switch c := a.(type) {
+	case *array.Int64:
+		buf = append(buf, 1)
+		return binary.LittleEndian.AppendUint64(buf, uint64(c.Value(i)))
+	case *array.Float64:
+		f := c.Value(i)
+		if f == 0 {
+			f = 0 // -0 and +0 are one value
+		}
+		buf = append(buf, 2)
+		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(f))
+	case *array.Boolean:
+		if c.Value(i) {
+			return append(buf, 3, 1)
+		}
+		return append(buf, 3, 0)
+	case *array.String:
+		s := c.Value(i)
+		buf = append(buf, 4)
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		return append(buf, s...)
+	}
+	return append(buf, 0)
+}
+
+// RowKey encodes the values of columns cols of row i of b.
+func RowKey(buf []byte, b *Batch, cols []int, i int) []byte {
+	for _, c := range cols {
+		buf = AppendKey(buf, b.Cols[c], i)
+	}
+	return buf
+}
+
+// AllKey encodes every column of row i of b.
+func AllKey(buf []byte, b *Batch, i int) []byte {
+	for _, c := range b.Cols {
+		buf = AppendKey(buf, c, i)
+	}
+	return buf
+}
+
+// AppendValueKey encodes a physical value exactly as AppendKey encodes it in a column.
+func AppendValueKey(buf []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(buf, 0)
+	case int64:
+		buf = append(buf, 1)
+		return binary.LittleEndian.AppendUint64(buf, uint64(x))
+	case float64:
+		if x == 0 {
+			x = 0
+		}
+		buf = append(buf, 2)
+		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(x))
+	case bool:
+		if x {
+			return append(buf, 3, 1)
+		}
+		return append(buf, 3, 0)
+	case string:
+		buf = append(buf, 4)
+		buf = binary.AppendUvarint(buf, uint64(len(x)))
+		return append(buf, x...)
+	}
+	return append(buf, 0)
+}

@@ -1,0 +1,341 @@
+package exec
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Filter forwards the rows for which Pred is TRUE (NULL and FALSE drop the row).
+type Filter struct {
+	Pred  Expr
+	Types []types.T
+	Out   Output
+}
+
+var _ Operator = (*Filter)(nil)
+
+// Push implements Operator.
+func (f *Filter) Push(_ int, m Msg) error {
+	if m.Kind != MsgBatch {
+		return f.Out.Emit(m)
+	}
+	b := m.Batch
+	a, err := f.Pred.Eval(b)
+	if err != nil {
+		return err
+	}
+	sel := SelectTrue(a)
+	if len(sel) == b.N {
+		return f.Out.EmitBatch(b)
+	}
+	return f.Out.EmitBatch(Take(b, sel, f.Types))
+}
+
+// SelectTrue returns the indices of the rows of a boolean array that are TRUE.
+func SelectTrue(a arrow.Array) []int32 {
+	bs := a.(*array.Boolean)
+	sel := make([]int32, 0, bs.Len())
+	for i := 0; i < bs.Len(); i++ {
+		if bs.IsValid(i) && bs.Value(i) {
+			sel = append(sel, int32(i))
+		}
+	}
+	return sel
+}
+
+// Project computes one output column per expression; weights and watermarks pass through.
+type Project struct {
+	Exprs []Expr
+	Out   Output
+}
+
+var _ Operator = (*Project)(nil)
+
+// Push implements Operator.
+func (p *Project) Push(_ int, m Msg) error {
+	if m.Kind != MsgBatch {
+		return p.Out.Emit(m)
+	}
+	b := m.Batch
+	out := &Batch{N: b.N, W: b.W, WM: b.WM, Cols: make([]arrow.Array, len(p.Exprs))}
+	for i, e := range p.Exprs {
+		a, err := e.Eval(b)
+		if err != nil {
+			return err
+		}
+		out.Cols[i] = a
+	}
+	return p.Out.EmitBatch(out)
+}
+
+// Union merges its input ports. It forwards End once every port has ended and the minimum of
+// the ports' watermarks.
+type Union struct {
+	Ports int
+	Out   Output
+	ended int
+	wms   []int64
+}
+
+var _ Operator = (*Union)(nil)
+
+// Push implements Operator.
+func (u *Union) Push(port int, m Msg) error {
+	switch m.Kind {
+	case MsgBatch:
+		return u.Out.EmitBatch(m.Batch)
+	case MsgWatermark:
+		if u.wms == nil {
+			u.wms = make([]int64, u.Ports)
+			for i := range u.wms {
+				u.wms[i] = NoWatermark
+			}
+		}
+		u.wms[port] = max(u.wms[port], m.Watermark)
+		w := u.wms[0]
+		for _, x := range u.wms {
+			w = min(w, x)
+		}
+		return u.Out.Emit(Msg{Kind: MsgWatermark, Watermark: w})
+	default:
+		u.ended++
+		if u.ended == u.Ports {
+			return u.Out.Emit(m)
+		}
+		return nil
+	}
+}
+
+// Collector is a sink that consolidates the weighted rows it receives: the multiset of rows
+// whose weights sum to a positive count. Ordered collectors (after a sort) keep arrival order.
+type Collector struct {
+	Types   []types.T
+	Ordered bool
+	Done    bool
+	rows    [][]any
+	counts  []int64
+	index   map[string]int
+	keyBuf  []byte
+}
+
+var _ Operator = (*Collector)(nil)
+
+// Push implements Operator.
+func (c *Collector) Push(_ int, m Msg) error {
+	switch m.Kind {
+	case MsgEnd:
+		c.Done = true
+	case MsgBatch:
+		b := m.Batch
+		if c.Ordered {
+			for i := 0; i < b.N; i++ {
+				c.rows = append(c.rows, b.Row(i))
+				c.counts = append(c.counts, b.Weight(i))
+			}
+			return nil
+		}
+		if c.index == nil {
+			c.index = map[string]int{}
+		}
+		for i := 0; i < b.N; i++ {
+			c.keyBuf = AllKey(c.keyBuf[:0], b, i)
+			j, ok := c.index[string(c.keyBuf)]
+			if !ok {
+				j = len(c.rows)
+				c.index[string(c.keyBuf)] = j
+				c.rows = append(c.rows, b.Row(i))
+				c.counts = append(c.counts, 0)
+			}
+			c.counts[j] += b.Weight(i)
+		}
+	}
+	return nil
+}
+
+// Rows returns the collected rows, each repeated by its count.
+func (c *Collector) Rows() [][]any {
+	var out [][]any
+	for i, r := range c.rows {
+		for k := int64(0); k < c.counts[i]; k++ {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Batches returns the collected rows as batches of at most size rows.
+func (c *Collector) Batches(size int) []*Batch {
+	rows := c.Rows()
+	var out []*Batch
+	for start := 0; start < len(rows); start += size {
+		end := min(start+size, len(rows))
+		out = append(out, RowsToBatch(rows[start:end], c.Types))
+	}
+	return out
+}
+
+// RowsToBatch builds a batch from rows of physical values.
+func RowsToBatch(rows [][]any, ts []types.T) *Batch {
+	b := &Batch{N: len(rows), Cols: make([]arrow.Array, len(ts))}
+	for c, t := range ts {
+		bl := NewBuilder(t, len(rows))
+		for _, r := range rows {
+			bl.Append(r[c])
+		}
+		b.Cols[c] = bl.Finish()
+	}
+	return b
+}
+
+// SortKey orders by one input column.
+type SortKey struct {
+	Col  int
+	Desc bool
+}
+
+// Sort buffers its input and emits it ordered at End. NULLs sort first ascending and last
+// descending (SPEC.md §2); ties keep arrival order.
+type Sort struct {
+	Keys  []SortKey
+	Types []types.T
+	Out   Output
+	rows  [][]any
+	ws    []int64
+}
+
+var _ Operator = (*Sort)(nil)
+
+// Push implements Operator.
+func (s *Sort) Push(_ int, m Msg) error {
+	switch m.Kind {
+	case MsgBatch:
+		for i := 0; i < m.Batch.N; i++ {
+			s.rows = append(s.rows, m.Batch.Row(i))
+			s.ws = append(s.ws, m.Batch.Weight(i))
+		}
+		return nil
+	case MsgWatermark:
+		return nil
+	}
+	idx := make([]int, len(s.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ra, rb := s.rows[idx[a]], s.rows[idx[b]]
+		for _, k := range s.Keys {
+			c := CompareValues(ra[k.Col], rb[k.Col])
+			if c == 0 {
+				continue
+			}
+			if k.Desc {
+				return c > 0
+			}
+			return c < 0
+		}
+		return false
+	})
+	const size = 4096
+	for start := 0; start < len(idx); start += size {
+		end := min(start+size, len(idx))
+		rows := make([][]any, 0, end-start)
+		w := make([]int64, 0, end-start)
+		for _, i := range idx[start:end] {
+			rows = append(rows, s.rows[i])
+			w = append(w, s.ws[i])
+		}
+		b := RowsToBatch(rows, s.Types)
+		b.W = w
+		if err := s.Out.EmitBatch(b); err != nil {
+			return err
+		}
+	}
+	s.rows, s.ws = nil, nil
+	return s.Out.Emit(m)
+}
+
+// CompareValues orders physical values; NULL is smaller than everything.
+func CompareValues(a, b any) int {
+	if a == nil || b == nil {
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return -1
+		default:
+			return 1
+		}
+	}
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case float64:
+		y := b.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(x, b.(string))
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	}
+	panic(fmt.Sprintf("exec: cannot compare %T", a))
+}
+
+// Limit forwards rows Offset+1 .. Offset+Count of its (ordered) input; Count < 0 means no
+// limit. It expects insert-only input, as in a batch query.
+type Limit struct {
+	Count, Offset int64
+	Types         []types.T
+	Out           Output
+	seen          int64
+}
+
+var _ Operator = (*Limit)(nil)
+
+// Push implements Operator.
+func (l *Limit) Push(_ int, m Msg) error {
+	if m.Kind != MsgBatch {
+		return l.Out.Emit(m)
+	}
+	b := m.Batch
+	var sel []int32
+	for i := 0; i < b.N; i++ {
+		for k := int64(0); k < b.Weight(i); k++ {
+			l.seen++
+			if l.seen > l.Offset && (l.Count < 0 || l.seen <= l.Offset+l.Count) {
+				sel = append(sel, int32(i))
+			}
+		}
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	out := Take(b, sel, l.Types)
+	out.W = nil
+	return l.Out.EmitBatch(out)
+}

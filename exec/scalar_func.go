@@ -1,0 +1,434 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// NewFunc returns the scalar function name (lower-case) applied to args. The binder maps
+// EXTRACT(unit FROM e), YEAR(e), HOUR(e), ... to extract_<unit>(e). A wrong number or type of
+// arguments is an error naming the function; an unknown name is "unknown function name".
+func NewFunc(name string, args []Expr) (Expr, error) {
+	name = strings.ToLower(name)
+	if e, ok, err := newStringFunc(name, args); ok {
+		return e, err
+	}
+	if unit, ok := strings.CutPrefix(name, "extract_"); ok {
+		return newExtract(unit, args)
+	}
+	switch name {
+	case "coalesce":
+		return newCoalesce(args)
+	case "nullif":
+		return newNullif(args)
+	case "if":
+		return newIf(args)
+	case "greatest", "least":
+		return newGreatest(name, args)
+	case "mod":
+		if err := argCount(name, args, 2, 2); err != nil {
+			return nil, err
+		}
+		e, err := NewBinary("%", args[0], args[1])
+		if err != nil {
+			return nil, fmt.Errorf("function mod: %w", err)
+		}
+		return &relabeled{Expr: e, text: callText(name, args)}, nil
+	case "abs":
+		return newAbs(args)
+	case "round":
+		return newRound(args)
+	case "floor", "ceil", "ceiling":
+		return newFloorCeil(name, args)
+	case "sign":
+		return newSign(args)
+	case "sqrt", "ln", "log10", "exp":
+		return newFloatFunc(name, args)
+	case "power", "pow":
+		return newPower(name, args)
+	case "date_trunc":
+		return newDateTrunc(args)
+	}
+	return nil, fmt.Errorf("unknown function %s", name)
+}
+
+// numArg checks that an argument of fn is numeric (an untyped NULL becomes BIGINT).
+func numArg(fn string, e Expr) (Expr, error) {
+	switch t := e.Type(); {
+	case t.IsNumeric():
+		return e, nil
+	case t.Kind == types.Null:
+		return newCast(e, types.TBigInt, false, true), nil
+	}
+	return nil, fmt.Errorf("function %s expects a number, got %s", fn, e.Type())
+}
+
+// floatFunc evaluates f on each non-null row of a DOUBLE column.
+func floatFunc(f func(float64) (float64, error)) func(as []arrow.Array, n int) (arrow.Array, error) {
+	return func(as []arrow.Array, n int) (arrow.Array, error) {
+		src := Float64s(as[0])
+		valid, nulls := andValidity(n, as[0])
+		dst := make([]float64, n)
+		for i, x := range src {
+			if !isValidAt(valid, i) {
+				continue
+			}
+			r, err := f(x)
+			if err != nil {
+				return nil, err
+			}
+			dst[i] = r
+		}
+		return makeFloat64(dst, valid, nulls), nil
+	}
+}
+
+// newFloatFunc builds sqrt, ln, log10 and exp: DOUBLE in (any number converts), DOUBLE out.
+// Out-of-domain arguments are errors, as in PostgreSQL; exp overflow is +Inf (IEEE).
+func newFloatFunc(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, 1); err != nil {
+		return nil, err
+	}
+	a, err := numArg(name, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if a, err = implicitConv(a, types.TDouble); err != nil {
+		return nil, err
+	}
+	var f func(float64) (float64, error)
+	switch name {
+	case "sqrt":
+		f = func(x float64) (float64, error) {
+			if x < 0 {
+				return 0, fmt.Errorf("cannot take square root of a negative number")
+			}
+			return math.Sqrt(x), nil
+		}
+	case "ln", "log10":
+		g := math.Log
+		if name == "log10" {
+			g = math.Log10
+		}
+		f = func(x float64) (float64, error) {
+			switch {
+			case x == 0:
+				return 0, fmt.Errorf("cannot take logarithm of zero")
+			case x < 0:
+				return 0, fmt.Errorf("cannot take logarithm of a negative number")
+			}
+			return g(x), nil
+		}
+	default:
+		f = func(x float64) (float64, error) { return math.Exp(x), nil }
+	}
+	return &kernelExpr{t: types.TDouble, args: []Expr{a}, text: callText(name, args), k: floatFunc(f)}, nil
+}
+
+// newPower is power(x, y) in DOUBLE, with PostgreSQL's domain errors.
+func newPower(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 2, 2); err != nil {
+		return nil, err
+	}
+	conv := make([]Expr, 2)
+	for i, a := range args {
+		a, err := numArg(name, a)
+		if err != nil {
+			return nil, err
+		}
+		if conv[i], err = implicitConv(a, types.TDouble); err != nil {
+			return nil, err
+		}
+	}
+	k := func(l, r operand, n int) (arrow.Array, error) {
+		a, am := l.float64s()
+		b, bm := r.float64s()
+		valid, nulls := andValidity(n, l.a, r.a)
+		dst := make([]float64, n)
+		for i := range dst {
+			if !isValidAt(valid, i) {
+				continue
+			}
+			x, y := a[i&am], b[i&bm]
+			switch {
+			case x == 0 && y < 0:
+				return nil, fmt.Errorf("zero raised to a negative power is undefined")
+			case x < 0 && y != math.Trunc(y):
+				return nil, fmt.Errorf("a negative number raised to a non-integer power yields a complex result")
+			}
+			dst[i] = math.Pow(x, y)
+		}
+		return makeFloat64(dst, valid, nulls), nil
+	}
+	return &relabeled{Expr: &binaryExpr{op: ",", l: conv[0], r: conv[1], t: types.TDouble, k: k}, text: callText(name, args)}, nil
+}
+
+// newAbs is abs(x) of the argument's type; abs of the most negative integer overflows.
+func newAbs(args []Expr) (Expr, error) {
+	if err := argCount("abs", args, 1, 1); err != nil {
+		return nil, err
+	}
+	a, err := numArg("abs", args[0])
+	if err != nil {
+		return nil, err
+	}
+	t := a.Type()
+	text := callText("abs", args)
+	if t.Kind == types.Double {
+		return &kernelExpr{t: t, args: []Expr{a}, text: text, k: floatFunc(func(x float64) (float64, error) { return math.Abs(x), nil })}, nil
+	}
+	narrow := t.Kind == types.Int
+	return &kernelExpr{t: t, args: []Expr{a}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		return mapInt64(as[0], false, func(x int64) (int64, error) {
+			if x < 0 {
+				x = -x
+			}
+			if x < 0 || (narrow && x != int64(int32(x))) {
+				return 0, errIntOverflow
+			}
+			return x, nil
+		})
+	}}, nil
+}
+
+// newRound is round(x[, d]), rounding half away from zero to d fractional digits (negative
+// d rounds to tens, hundreds, ...). Integers stay integers, DOUBLE stays DOUBLE; a DECIMAL
+// keeps its scale and gains one digit of precision for the carry (round(9.9) = 10.0).
+func newRound(args []Expr) (Expr, error) {
+	if err := argCount("round", args, 1, 2); err != nil {
+		return nil, err
+	}
+	x, err := numArg("round", args[0])
+	if err != nil {
+		return nil, err
+	}
+	d := Expr(&Const{V: int64(0), T: types.TBigInt})
+	if len(args) == 2 {
+		if d, err = intArg("function round", args[1]); err != nil {
+			return nil, err
+		}
+	}
+	t := x.Type()
+	text := callText("round", args)
+	if t.Kind == types.Double {
+		k := func(l, r operand, n int) (arrow.Array, error) {
+			a, am := l.float64s()
+			ds, dm := r.int64s()
+			valid, nulls := andValidity(n, l.a, r.a)
+			dst := make([]float64, n)
+			for i := range dst {
+				dst[i] = roundFloat(a[i&am], ds[i&dm])
+			}
+			return makeFloat64(dst, valid, nulls), nil
+		}
+		return &relabeled{Expr: &binaryExpr{op: ",", l: x, r: d, t: t, k: k}, text: text}, nil
+	}
+	scale := int64(asDecimal(t).Scale)
+	rt := t
+	if t.Kind == types.Decimal {
+		rt = types.DecimalOf(min(types.MaxDecimalPrecision, int(t.Precision)+1), int(t.Scale))
+	}
+	chk, ovfErr := checkInt64, errIntOverflow
+	switch t.Kind {
+	case types.Int:
+		chk = checkInt32
+	case types.Decimal:
+		chk, ovfErr = checkDecimal, errDecOverflow
+	}
+	k := func(l, r operand, n int) (arrow.Array, error) {
+		a, am := l.int64s()
+		ds, dm := r.int64s()
+		valid, nulls := andValidity(n, l.a, r.a)
+		dst := make([]int64, n)
+		for i := range dst {
+			if !isValidAt(valid, i) {
+				continue
+			}
+			v, ok := roundScaled(a[i&am], scale-ds[i&dm])
+			if !ok || outOfRange([]int64{v}, chk) {
+				return nil, ovfErr
+			}
+			dst[i] = v
+		}
+		return makeInt64(dst, valid, nulls), nil
+	}
+	return &relabeled{Expr: &binaryExpr{op: ",", l: x, r: d, t: rt, k: k}, text: text}, nil
+}
+
+// roundScaled rounds x half away from zero to a multiple of 10^drop (drop <= 0: x itself).
+func roundScaled(x, drop int64) (int64, bool) {
+	if drop <= 0 {
+		return x, true
+	}
+	if drop > types.MaxDecimalPrecision {
+		return 0, true // |x| < 9.3e18 < 10^19 / 2
+	}
+	f := types.Pow10[drop]
+	p, o := mulOverflows(roundDiv(x, f), f)
+	return p, !o
+}
+
+// roundFloat rounds x half away from zero to d decimal digits.
+func roundFloat(x float64, d int64) float64 {
+	if d == 0 {
+		return math.Round(x)
+	}
+	if d > 300 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	if d < -300 {
+		return 0
+	}
+	p := math.Pow(10, float64(d))
+	r := math.Round(x*p) / p
+	if math.IsInf(r, 0) || math.IsNaN(r) {
+		return x
+	}
+	return r
+}
+
+// newFloorCeil: DOUBLE stays DOUBLE; DECIMAL(p,s) becomes DECIMAL(p,0); integers are
+// returned unchanged.
+func newFloorCeil(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, 1); err != nil {
+		return nil, err
+	}
+	x, err := numArg(name, args[0])
+	if err != nil {
+		return nil, err
+	}
+	t := x.Type()
+	text := callText(name, args)
+	ceil := name != "floor"
+	switch t.Kind {
+	case types.Double:
+		f := math.Floor
+		if ceil {
+			f = math.Ceil
+		}
+		return &kernelExpr{t: t, args: []Expr{x}, text: text, k: floatFunc(func(v float64) (float64, error) { return f(v), nil })}, nil
+	case types.Decimal:
+		div := types.Pow10[t.Scale]
+		return &kernelExpr{t: types.DecimalOf(int(t.Precision), 0), args: []Expr{x}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+			return mapInt64(as[0], false, func(v int64) (int64, error) {
+				if ceil {
+					return -types.FloorDiv(-v, div), nil
+				}
+				return types.FloorDiv(v, div), nil
+			})
+		}}, nil
+	}
+	return &relabeled{Expr: x, text: text}, nil
+}
+
+// newSign is sign(x): -1, 0 or 1; DOUBLE for a DOUBLE argument, INT otherwise.
+func newSign(args []Expr) (Expr, error) {
+	if err := argCount("sign", args, 1, 1); err != nil {
+		return nil, err
+	}
+	x, err := numArg("sign", args[0])
+	if err != nil {
+		return nil, err
+	}
+	text := callText("sign", args)
+	if x.Type().Kind == types.Double {
+		return &kernelExpr{t: types.TDouble, args: []Expr{x}, text: text, k: floatFunc(func(v float64) (float64, error) {
+			switch {
+			case v > 0:
+				return 1, nil
+			case v < 0:
+				return -1, nil
+			}
+			return v, nil // 0, -0 and NaN as they are
+		})}, nil
+	}
+	return &kernelExpr{t: types.TInt, args: []Expr{x}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		src := Int64s(as[0])
+		dst := make([]int64, n)
+		for i, v := range src {
+			dst[i] = int64(b2u(v > 0)) - int64(b2u(v < 0))
+		}
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// newGreatest is greatest/least(args...) over the arguments' CommonType. NULL arguments are
+// ignored and the result is NULL only when all are (PostgreSQL; MySQL returns NULL if any
+// is).
+func newGreatest(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, -1); err != nil {
+		return nil, err
+	}
+	conv, t, err := unify("function "+name, args)
+	if err != nil {
+		return nil, err
+	}
+	want := 1
+	if name == "least" {
+		want = -1
+	}
+	return &kernelExpr{t: t, args: conv, text: callText(name, args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		switch t.Phys() {
+		case types.PhysInt64:
+			return extremeOf(as, n, want, Int64s, makeInt64), nil
+		case types.PhysFloat64:
+			return extremeOf(as, n, want, Float64s, makeFloat64), nil
+		}
+		bl := NewBuilder(t, n)
+		for i := 0; i < n; i++ {
+			var best any
+			for _, a := range as {
+				v := Value(a, i)
+				if v != nil && (best == nil || compareTextOrBool(v, best)*want > 0) {
+					best = v
+				}
+			}
+			bl.Append(best)
+		}
+		return bl.Finish(), nil
+	}}, nil
+}
+
+func extremeOf[T int64 | float64](as []arrow.Array, n, want int, vals func(arrow.Array) []T, mk func([]T, []byte, int) arrow.Array) arrow.Array {
+	dst := make([]T, n)
+	valid := make([]byte, (n+7)/8)
+	for _, a := range as {
+		src := vals(a)
+		v := validityOf(a)
+		for i := 0; i < n; i++ {
+			if !isValidAt(v, i) {
+				continue
+			}
+			x := src[i]
+			if valid[i>>3]&(1<<(i&7)) == 0 || (want > 0 && x > dst[i]) || (want < 0 && x < dst[i]) {
+				dst[i] = x
+				valid[i>>3] |= 1 << (i & 7)
+			}
+		}
+	}
+	return mk(dst, valid, n-countValid(valid, n))
+}
+
+func countValid(valid []byte, n int) int {
+	c := 0
+	for i := 0; i < n; i++ {
+		if valid[i>>3]&(1<<(i&7)) != 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// compareTextOrBool orders two VARCHAR or two BOOLEAN physical values (false < true).
+func compareTextOrBool(a, b any) int {
+	if x, ok := a.(string); ok {
+		return strings.Compare(x, b.(string))
+	}
+	return int(b2u(a.(bool))) - int(b2u(b.(bool)))
+}

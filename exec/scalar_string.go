@@ -1,0 +1,492 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// textArg checks that argument i of fn is VARCHAR (an untyped NULL becomes a VARCHAR NULL).
+func textArg(fn string, e Expr) (Expr, error) {
+	switch e.Type().Kind {
+	case types.Varchar:
+		return e, nil
+	case types.Null:
+		return newCast(e, types.TVarchar, false, true), nil
+	}
+	return nil, fmt.Errorf("%s expects VARCHAR, got %s", fn, e.Type())
+}
+
+// intArg checks that an argument of fn is INT or BIGINT (an untyped NULL becomes BIGINT).
+func intArg(fn string, e Expr) (Expr, error) {
+	switch e.Type().Kind {
+	case types.Int, types.BigInt:
+		return e, nil
+	case types.Null:
+		return newCast(e, types.TBigInt, false, true), nil
+	}
+	return nil, fmt.Errorf("%s expects an integer, got %s", fn, e.Type())
+}
+
+// asText converts any expression to VARCHAR as CAST would, without showing the cast.
+func asText(e Expr) Expr {
+	if e.Type().Kind == types.Varchar {
+		return e
+	}
+	return newCast(e, types.TVarchar, false, true)
+}
+
+// rowKernel evaluates f row by row: the shape of string functions, where per-row work
+// dominates the boxing of arguments. A strict kernel is NULL where any argument is NULL and
+// never calls f there; a non-strict one passes nils to f.
+func rowKernel(t types.T, strict bool, f func(vals []any) (any, error)) func(as []arrow.Array, n int) (arrow.Array, error) {
+	return func(as []arrow.Array, n int) (arrow.Array, error) {
+		bl := NewBuilder(t, n)
+		vals := make([]any, len(as))
+		for i := 0; i < n; i++ {
+			null := false
+			for j, a := range as {
+				vals[j] = Value(a, i)
+				null = null || vals[j] == nil
+			}
+			if null && strict {
+				bl.Append(nil)
+				continue
+			}
+			v, err := f(vals)
+			if err != nil {
+				return nil, err
+			}
+			bl.Append(v)
+		}
+		return bl.Finish(), nil
+	}
+}
+
+// newConcatOp is l || r: NULL if either side is NULL; non-VARCHAR operands are rendered as
+// text first (PostgreSQL's anynonarray || text).
+func newConcatOp(l, r Expr) (Expr, error) {
+	l, r = asText(l), asText(r)
+	return &binaryExpr{op: "||", l: l, r: r, t: types.TVarchar, k: func(l, r operand, n int) (arrow.Array, error) {
+		valid, _ := andValidity(n, l.a, r.a)
+		b := array.NewStringBuilder(Mem)
+		b.Reserve(n)
+		for i := 0; i < n; i++ {
+			if !isValidAt(valid, i) {
+				b.AppendNull()
+				continue
+			}
+			b.Append(l.str(i) + r.str(i))
+		}
+		return b.NewArray(), nil
+	}}, nil
+}
+
+// likeMatcher is a compiled LIKE pattern. Patterns without _ are matched by segments
+// between %s with strings.HasPrefix/Index/HasSuffix (greedy leftmost placement of the middle
+// segments is optimal); patterns with _ use a backtracking matcher over runes.
+type likeMatcher struct {
+	segs  []string // literal runs between %; len 1 means no %
+	toks  []likeTok
+	under bool // pattern contains _
+}
+
+type likeTok struct {
+	kind byte // 'l' literal rune, '_' one character, '%' any run
+	r    rune
+}
+
+// compileLike parses pattern with the given escape character (0: none). Matching is
+// case-sensitive and by character, not byte.
+func compileLike(pattern string, escape rune) (*likeMatcher, error) {
+	m := &likeMatcher{}
+	var cur strings.Builder
+	esc := false
+	for _, c := range pattern {
+		switch {
+		case esc:
+			m.toks = append(m.toks, likeTok{kind: 'l', r: c})
+			cur.WriteRune(c)
+			esc = false
+		case escape != 0 && c == escape:
+			esc = true
+		case c == '%':
+			if n := len(m.toks); n == 0 || m.toks[n-1].kind != '%' {
+				m.toks = append(m.toks, likeTok{kind: '%'})
+			}
+			m.segs = append(m.segs, cur.String())
+			cur.Reset()
+		case c == '_':
+			m.toks = append(m.toks, likeTok{kind: '_'})
+			m.under = true
+		default:
+			m.toks = append(m.toks, likeTok{kind: 'l', r: c})
+			cur.WriteRune(c)
+		}
+	}
+	if esc {
+		return nil, fmt.Errorf("LIKE pattern %q must not end with the escape character", pattern)
+	}
+	m.segs = append(m.segs, cur.String())
+	return m, nil
+}
+
+func (m *likeMatcher) match(s string) bool {
+	if !m.under {
+		segs := m.segs
+		if len(segs) == 1 {
+			return s == segs[0]
+		}
+		first, last := segs[0], segs[len(segs)-1]
+		if len(s) < len(first)+len(last) || !strings.HasPrefix(s, first) || !strings.HasSuffix(s, last) {
+			return false
+		}
+		mid := s[len(first) : len(s)-len(last)]
+		for _, seg := range segs[1 : len(segs)-1] {
+			i := strings.Index(mid, seg)
+			if i < 0 {
+				return false
+			}
+			mid = mid[i+len(seg):]
+		}
+		return true
+	}
+	// Backtracking over the last %: linear in practice, O(len(s)*len(pattern)) at worst.
+	toks := m.toks
+	si, ti := 0, 0
+	starT, starS := -1, 0
+	for si < len(s) {
+		if ti < len(toks) {
+			switch t := toks[ti]; t.kind {
+			case '%':
+				starT, starS = ti, si
+				ti++
+				continue
+			case '_':
+				_, w := utf8.DecodeRuneInString(s[si:])
+				si += w
+				ti++
+				continue
+			default:
+				r, w := utf8.DecodeRuneInString(s[si:])
+				if r == t.r {
+					si += w
+					ti++
+					continue
+				}
+			}
+		}
+		if starT < 0 {
+			return false
+		}
+		_, w := utf8.DecodeRuneInString(s[starS:])
+		starS += w
+		si, ti = starS, starT+1
+	}
+	for ti < len(toks) && toks[ti].kind == '%' {
+		ti++
+	}
+	return ti == len(toks)
+}
+
+// NewLike returns e [NOT] LIKE pattern [ESCAPE escape]: case-sensitive, % matches any run of
+// characters and _ exactly one; escape (0 for none; the binder passes '\' by default, as
+// MySQL and PostgreSQL do) makes the next character literal. A literal pattern is compiled
+// once here, so a bad one is a construction error.
+func NewLike(e, pattern Expr, escape rune, not bool) (Expr, error) {
+	e, err := textArg("LIKE", e)
+	if err != nil {
+		return nil, err
+	}
+	if pattern, err = textArg("LIKE", pattern); err != nil {
+		return nil, err
+	}
+	kw := "LIKE"
+	if not {
+		kw = "NOT LIKE"
+	}
+	text := fmt.Sprintf("(%s %s %s)", e, kw, pattern)
+	if escape != 0 && escape != '\\' {
+		text = fmt.Sprintf("(%s %s %s ESCAPE '%c')", e, kw, pattern, escape)
+	}
+	if c, ok := pattern.(*Const); ok && c.V != nil {
+		m, err := compileLike(c.V.(string), escape)
+		if err != nil {
+			return nil, err
+		}
+		return &kernelExpr{t: types.TBool, args: []Expr{e}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+			sa := as[0].(*array.String)
+			out := make([]byte, (n+7)/8)
+			for i := 0; i < n; i++ {
+				if sa.IsValid(i) {
+					out[i>>3] |= b2u(m.match(sa.Value(i)) != not) << (i & 7)
+				}
+			}
+			valid, nulls := andValidity(n, as[0])
+			return makeBool(out, n, valid, nulls), nil
+		}}, nil
+	}
+	// A per-row pattern: compile it when it changes.
+	var last string
+	var lm *likeMatcher
+	return &kernelExpr{t: types.TBool, args: []Expr{e, pattern}, text: text, k: rowKernel(types.TBool, true, func(v []any) (any, error) {
+		p := v[1].(string)
+		if lm == nil || p != last {
+			m, err := compileLike(p, escape)
+			if err != nil {
+				return nil, err
+			}
+			lm, last = m, p
+		}
+		return lm.match(v[0].(string)) != not, nil
+	})}, nil
+}
+
+// substring implements SQL's SUBSTRING(s FROM pos [FOR n]) on characters: positions are
+// 1-based and the window [pos, pos+n) is clipped to the string, so pos <= 0 eats into n
+// (substring('hello', 0, 3) = 'he'), as PostgreSQL and the standard say. A negative length
+// is an error.
+func substring(s string, pos int64, n int64, hasLen bool) (string, error) {
+	if hasLen && n < 0 {
+		return "", fmt.Errorf("negative substring length not allowed")
+	}
+	start := max(pos, 1)
+	var end int64 // exclusive, in characters, when bounded
+	bounded := hasLen && pos+n >= pos // pos+n overflowing means unbounded
+	if bounded {
+		end = pos + n
+		if end <= start {
+			return "", nil
+		}
+	}
+	// Walk characters to byte offsets.
+	ci := int64(1)
+	bs, be := len(s), len(s)
+	for bi := range s {
+		if ci == start {
+			bs = bi
+		}
+		if bounded && ci == end {
+			be = bi
+			break
+		}
+		ci++
+	}
+	if bs > be {
+		return "", nil
+	}
+	return s[bs:be], nil
+}
+
+// runeIndex returns the 1-based character position of sub in s at or after character from
+// (1-based), or 0.
+func runeIndex(s, sub string, from int64) int64 {
+	if from < 1 {
+		return 0
+	}
+	off := 0
+	for c := int64(1); c < from; c++ {
+		if off >= len(s) {
+			return 0
+		}
+		_, w := utf8.DecodeRuneInString(s[off:])
+		off += w
+	}
+	i := strings.Index(s[off:], sub)
+	if i < 0 {
+		return 0
+	}
+	return int64(utf8.RuneCountInString(s[:off+i])) + 1
+}
+
+// newStringFunc builds the string functions of NewFunc; ok is false for other names.
+func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
+	args = append([]Expr(nil), args...) // converted in place below; the caller's slice is kept
+	nargs := func(lo, hi int) error { return argCount(name, args, lo, hi) }
+	texts := func(idx ...int) error {
+		for _, i := range idx {
+			if i < len(args) {
+				if args[i], err = textArg("function "+name, args[i]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	mk := func(t types.T, strict bool, f func(v []any) (any, error)) (Expr, bool, error) {
+		return &kernelExpr{t: t, args: args, text: callText(name, args), k: rowKernel(t, strict, f)}, true, nil
+	}
+	switch name {
+	case "lower", "upper":
+		if err := nargs(1, 1); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0); err != nil {
+			return nil, true, err
+		}
+		f := strings.ToLower
+		if name == "upper" {
+			f = strings.ToUpper
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) { return f(v[0].(string)), nil })
+	case "length", "char_length", "character_length":
+		if err := nargs(1, 1); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TBigInt, true, func(v []any) (any, error) { return int64(utf8.RuneCountInString(v[0].(string))), nil })
+	case "substring", "substr":
+		if err := nargs(2, 3); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0); err != nil {
+			return nil, true, err
+		}
+		for i := 1; i < len(args); i++ {
+			if args[i], err = intArg("function "+name, args[i]); err != nil {
+				return nil, true, err
+			}
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			if len(v) == 3 {
+				return substring(v[0].(string), v[1].(int64), v[2].(int64), true)
+			}
+			return substring(v[0].(string), v[1].(int64), 0, false)
+		})
+	case "concat":
+		// PostgreSQL: NULL arguments are skipped, so the result is never NULL.
+		if err := nargs(1, -1); err != nil {
+			return nil, true, err
+		}
+		for i := range args {
+			args[i] = asText(args[i])
+		}
+		return mk(types.TVarchar, false, func(v []any) (any, error) {
+			var sb strings.Builder
+			for _, x := range v {
+				if x != nil {
+					sb.WriteString(x.(string))
+				}
+			}
+			return sb.String(), nil
+		})
+	case "concat_ws":
+		// NULL separator: NULL; NULL arguments are skipped (PostgreSQL, MySQL).
+		if err := nargs(2, -1); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0); err != nil {
+			return nil, true, err
+		}
+		for i := 1; i < len(args); i++ {
+			args[i] = asText(args[i])
+		}
+		return mk(types.TVarchar, false, func(v []any) (any, error) {
+			if v[0] == nil {
+				return nil, nil
+			}
+			var parts []string
+			for _, x := range v[1:] {
+				if x != nil {
+					parts = append(parts, x.(string))
+				}
+			}
+			return strings.Join(parts, v[0].(string)), nil
+		})
+	case "trim", "btrim", "ltrim", "rtrim":
+		// trim(s) removes spaces; trim(s, chars) removes any of chars (PostgreSQL btrim).
+		if err := nargs(1, 2); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0, 1); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			cut := " "
+			if len(v) == 2 {
+				cut = v[1].(string)
+			}
+			s := v[0].(string)
+			switch name {
+			case "ltrim":
+				return strings.TrimLeft(s, cut), nil
+			case "rtrim":
+				return strings.TrimRight(s, cut), nil
+			}
+			return strings.Trim(s, cut), nil
+		})
+	case "replace":
+		if err := nargs(3, 3); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0, 1, 2); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			if v[1].(string) == "" { // PostgreSQL: nothing to replace
+				return v[0], nil
+			}
+			return strings.ReplaceAll(v[0].(string), v[1].(string), v[2].(string)), nil
+		})
+	case "position", "strpos", "locate":
+		// position(sub, s) and locate(sub, s[, from]) (MySQL) take the needle first;
+		// strpos(s, sub) (PostgreSQL) the haystack. All return a 1-based character index, 0
+		// when absent.
+		lo, hi := 2, 2
+		if name == "locate" {
+			hi = 3
+		}
+		if err := nargs(lo, hi); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0, 1); err != nil {
+			return nil, true, err
+		}
+		if len(args) == 3 {
+			if args[2], err = intArg("function "+name, args[2]); err != nil {
+				return nil, true, err
+			}
+		}
+		return mk(types.TBigInt, true, func(v []any) (any, error) {
+			sub, s := v[0].(string), v[1].(string)
+			if name == "strpos" {
+				sub, s = s, sub
+			}
+			from := int64(1)
+			if len(v) == 3 {
+				from = v[2].(int64)
+			}
+			return runeIndex(s, sub, from), nil
+		})
+	}
+	return nil, false, nil
+}
+
+// argCount checks that fn got between lo and hi arguments (hi < 0: no upper bound).
+func argCount(fn string, args []Expr, lo, hi int) error {
+	n := len(args)
+	if n >= lo && (hi < 0 || n <= hi) {
+		return nil
+	}
+	switch {
+	case lo == hi:
+		return fmt.Errorf("function %s expects %d argument%s, got %d", fn, lo, plural(lo), n)
+	case hi < 0:
+		return fmt.Errorf("function %s expects at least %d argument%s, got %d", fn, lo, plural(lo), n)
+	}
+	return fmt.Errorf("function %s expects %d to %d arguments, got %d", fn, lo, hi, n)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

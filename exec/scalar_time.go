@@ -1,0 +1,212 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// Calendar arithmetic on the proleptic Gregorian calendar in UTC, done on integers (Howard
+// Hinnant's civil-date algorithms) so kernels never build a time.Time per row and dates
+// before 1970 floor correctly.
+
+// civilFromDays converts days since 1970-01-01 to year, month (1-12) and day (1-31).
+func civilFromDays(z int64) (y, m, d int64) {
+	z += 719468
+	era := types.FloorDiv(z, 146097)
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y = yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	if mp < 10 {
+		m = mp + 3
+	} else {
+		m = mp - 9
+	}
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+// daysFromCivil is the inverse of civilFromDays.
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := types.FloorDiv(y, 400)
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// dayOfWeek is 0 for Sunday ... 6 for Saturday (1970-01-01 was a Thursday).
+func dayOfWeek(days int64) int64 {
+	x := days + 4
+	return x - types.FloorDiv(x, 7)*7
+}
+
+// isoWeek returns the ISO 8601 week number (weeks start on Monday; week 1 holds the year's
+// first Thursday).
+func isoWeek(days int64) int64 {
+	isoDow := (dayOfWeek(days)+6)%7 + 1 // Monday 1 ... Sunday 7
+	thursday := days - isoDow + 4
+	y, _, _ := civilFromDays(thursday)
+	return (thursday-daysFromCivil(y, 1, 1))/7 + 1
+}
+
+// temporalArg checks that fn's argument is DATE or TIMESTAMP (an untyped NULL becomes
+// TIMESTAMP).
+func temporalArg(fn string, e Expr) (Expr, error) {
+	switch t := e.Type(); {
+	case t.IsTemporal():
+		return e, nil
+	case t.Kind == types.Null:
+		return newCast(e, types.TTimestamp, false, true), nil
+	}
+	return nil, fmt.Errorf("function %s expects DATE or TIMESTAMP, got %s", fn, e.Type())
+}
+
+// extractUnits are the fields of extract_<unit>. Their values follow PostgreSQL: dow is 0
+// (Sunday) to 6, doy 1 to 366, week the ISO week, millisecond the seconds field in
+// milliseconds (seconds*1000 + ms), and epoch whole seconds since 1970 (floored: PostgreSQL
+// returns a fraction, our result is BIGINT).
+var extractUnits = map[string]bool{
+	"year": true, "month": true, "day": true, "hour": true, "minute": true, "second": true,
+	"millisecond": true, "dow": true, "doy": true, "week": true, "quarter": true, "epoch": true,
+}
+
+func newExtract(unit string, args []Expr) (Expr, error) {
+	name := "extract_" + unit
+	if !extractUnits[unit] {
+		return nil, fmt.Errorf("unknown function %s", name)
+	}
+	if err := argCount(name, args, 1, 1); err != nil {
+		return nil, err
+	}
+	x, err := temporalArg(name, args[0])
+	if err != nil {
+		return nil, err
+	}
+	isDate := x.Type().Kind == types.Date
+	text := fmt.Sprintf("EXTRACT(%s FROM %s)", strings.ToUpper(unit), args[0])
+	return &kernelExpr{t: types.TBigInt, args: []Expr{x}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		src := Int64s(as[0])
+		dst := make([]int64, n)
+		for i, v := range src {
+			days, ms := v, int64(0)
+			if !isDate {
+				days = types.FloorDiv(v, types.MsPerDay)
+				ms = v - days*types.MsPerDay
+			}
+			dst[i] = extractField(unit, days, ms, v, isDate)
+		}
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// extractField computes one field from a day number and the milliseconds into that day.
+func extractField(unit string, days, ms, raw int64, isDate bool) int64 {
+	switch unit {
+	case "year":
+		y, _, _ := civilFromDays(days)
+		return y
+	case "month":
+		_, m, _ := civilFromDays(days)
+		return m
+	case "day":
+		_, _, d := civilFromDays(days)
+		return d
+	case "quarter":
+		_, m, _ := civilFromDays(days)
+		return (m-1)/3 + 1
+	case "hour":
+		return ms / 3_600_000
+	case "minute":
+		return ms / 60_000 % 60
+	case "second":
+		return ms / 1000 % 60
+	case "millisecond":
+		return ms % 60_000
+	case "dow":
+		return dayOfWeek(days)
+	case "doy":
+		y, _, _ := civilFromDays(days)
+		return days - daysFromCivil(y, 1, 1) + 1
+	case "week":
+		return isoWeek(days)
+	case "epoch":
+		if isDate {
+			return raw * 86_400
+		}
+		return types.FloorDiv(raw, 1000)
+	}
+	return 0
+}
+
+// newDateTrunc is date_trunc('unit', ts): ts (a DATE is taken as its midnight) rounded down
+// to the start of its millisecond, second, minute, hour, day, week (Monday), month,
+// quarter or year, as a TIMESTAMP. The unit must be a literal.
+func newDateTrunc(args []Expr) (Expr, error) {
+	if err := argCount("date_trunc", args, 2, 2); err != nil {
+		return nil, err
+	}
+	c, ok := args[0].(*Const)
+	if !ok || c.T.Kind != types.Varchar || c.V == nil {
+		return nil, fmt.Errorf("function date_trunc expects a literal unit such as 'hour', got %s", args[0])
+	}
+	unit := strings.ToLower(strings.TrimSpace(c.V.(string)))
+	fixed := map[string]int64{"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": types.MsPerDay}
+	step, isFixed := fixed[unit]
+	switch unit {
+	case "week", "month", "quarter", "year":
+	default:
+		if !isFixed {
+			return nil, fmt.Errorf("function date_trunc: unknown unit %q (want second, minute, hour, day, week, month, quarter or year)", unit)
+		}
+	}
+	x, err := temporalArg("date_trunc", args[1])
+	if err != nil {
+		return nil, err
+	}
+	if x.Type().Kind == types.Date {
+		x = newCast(x, types.TTimestamp, false, true)
+	}
+	return &kernelExpr{t: types.TTimestamp, args: []Expr{x}, text: callText("date_trunc", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		src := Int64s(as[0])
+		dst := make([]int64, n)
+		if isFixed {
+			for i, v := range src {
+				dst[i] = types.FloorDiv(v, step) * step
+			}
+		} else {
+			for i, v := range src {
+				days := types.FloorDiv(v, types.MsPerDay)
+				switch unit {
+				case "week":
+					days -= (dayOfWeek(days) + 6) % 7
+				case "month":
+					y, m, _ := civilFromDays(days)
+					days = daysFromCivil(y, m, 1)
+				case "quarter":
+					y, m, _ := civilFromDays(days)
+					days = daysFromCivil(y, (m-1)/3*3+1, 1)
+				case "year":
+					y, _, _ := civilFromDays(days)
+					days = daysFromCivil(y, 1, 1)
+				}
+				dst[i] = days * types.MsPerDay
+			}
+		}
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}

@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/window"
+)
+
+// Source is an input of a dataflow: a relation the engine feeds (a bounded scan for a
+// query; a backfill then every change for a view) or constant rows.
+type Source struct {
+	Rel   *Relation
+	Rows  [][]any
+	Types []types.T
+	Out   exec.Output
+}
+
+// BuildOptions says how to instantiate a plan.
+type BuildOptions struct {
+	// Batch builds a bounded query: blocking operators emit at End.
+	Batch bool
+	// Late receives the late rows of windowed operators reading table.
+	Late func(table string) window.LateSink
+}
+
+// Build instantiates fresh operators for a plan, sending its output to sink. It returns the
+// sources in the order they must be run for a bounded query (a join's right input first).
+func Build(root Node, sink exec.Operator, opt BuildOptions) ([]*Source, error) {
+	bd := &builder{opt: opt}
+	if err := bd.build(root, exec.Output{Op: sink}); err != nil {
+		return nil, err
+	}
+	return bd.sources, nil
+}
+
+type builder struct {
+	opt     BuildOptions
+	sources []*Source
+}
+
+func (bd *builder) build(n Node, out exec.Output) error {
+	switch x := n.(type) {
+	case *Scan:
+		bd.sources = append(bd.sources, &Source{Rel: x.Rel, Types: Types(x.cols), Out: out})
+		return nil
+	case *Values:
+		bd.sources = append(bd.sources, &Source{Rows: x.Rows, Types: Types(x.cols), Out: out})
+		return nil
+	case *Filter:
+		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Out: out}})
+	case *Project:
+		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Out: out}})
+	case *Aggregate:
+		in := x.Input.Schema()
+		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Out: out}
+		for i := 0; i < x.NumKeys; i++ {
+			h.Keys = append(h.Keys, i)
+		}
+		if x.Window != nil {
+			if x.Window.TVF.Kind == sql.Session {
+				return fmt.Errorf("SESSION windows are not supported yet")
+			}
+			h.Windowed, h.WindowEnd, h.EmitOnClose = true, x.Window.EndKey, x.Window.EmitOnClose
+		}
+		return bd.build(x.Input, exec.Output{Op: h})
+	case *Window:
+		if x.TVF.Kind == sql.Session {
+			return fmt.Errorf("SESSION windows are only supported under GROUP BY window_start, window_end")
+		}
+		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()), Out: out}
+		if bd.opt.Late != nil {
+			a.Late = bd.opt.Late(x.TVF.Table)
+		}
+		return bd.build(x.Input, exec.Output{Op: a})
+	case *Join:
+		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
+			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Out: out}
+		if err := bd.build(x.Right, exec.Output{Op: j, Port: 1}); err != nil {
+			return err
+		}
+		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
+	case *Sort:
+		return bd.build(x.Input, exec.Output{Op: &exec.Sort{Keys: x.Keys, Types: Types(x.Schema()), Out: out}})
+	case *Limit:
+		return bd.build(x.Input, exec.Output{Op: &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}})
+	case *Union:
+		u := &exec.Union{Ports: len(x.Inputs), Out: out}
+		for i, in := range x.Inputs {
+			if err := bd.build(in, exec.Output{Op: u, Port: i}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("internal error: no operator for %T", n)
+}

@@ -1,0 +1,709 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+	tidbtypes "github.com/pingcap/tidb/pkg/parser/types"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// scope is the set of columns an expression can name, with the enclosing query's scope.
+type scope struct {
+	cols   []Col
+	parent *scope
+	// agg, when set, binds expressions after GROUP BY: group keys and aggregates resolve to
+	// the aggregate's output columns.
+	agg *aggScope
+}
+
+type aggScope struct {
+	keys    []ast.ExprNode // GROUP BY expressions
+	keyText []string
+	keyCols []int // for keys that are plain columns: the input column, else -1
+	aggText []string
+	input   *scope
+	nkeys   int
+}
+
+// resolve finds a column by optional qualifier and name.
+func (s *scope) resolve(table, name string) (int, error) {
+	found := -1
+	for i, c := range s.cols {
+		if !strings.EqualFold(c.Name, name) {
+			continue
+		}
+		if table != "" && !strings.EqualFold(c.Table, table) {
+			continue
+		}
+		if found >= 0 {
+			return -1, fmt.Errorf("column reference %s is ambiguous", name)
+		}
+		found = i
+	}
+	if found < 0 {
+		return -1, errNotFound
+	}
+	return found, nil
+}
+
+var errNotFound = fmt.Errorf("not found")
+
+func (s *scope) names() []string {
+	out := make([]string, len(s.cols))
+	for i, c := range s.cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Binder binds one statement.
+type Binder struct {
+	Cat  Catalog
+	Stmt *sql.Stmt
+	// Args are the values of ? placeholders, in order.
+	Args []any
+	// Run executes a bounded plan (uncorrelated subqueries are evaluated while binding).
+	Run func(Node) ([][]any, error)
+	// Streaming is set while binding a materialized view's query.
+	Streaming bool
+	ctes      []map[string]*ast.CommonTableExpression
+}
+
+func (b *Binder) errAt(n ast.Node, format string, args ...any) error {
+	return b.Stmt.ErrorAtPos(b.Stmt.PosOf(n), format, args...)
+}
+
+func (b *Binder) errName(name string, format string, args ...any) error {
+	return b.Stmt.ErrorAt(name, format, args...)
+}
+
+// wrap gives an error from an exec constructor the position of node n.
+func (b *Binder) wrap(n ast.Node, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*sql.Error); ok {
+		return err
+	}
+	return b.errAt(n, "%s", err.Error())
+}
+
+func restore(n ast.Node) string {
+	var sb strings.Builder
+	_ = n.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase|format.RestoreNameBackQuotes, &sb))
+	return strings.ToLower(sb.String())
+}
+
+// bindExpr binds a scalar expression.
+func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
+	if s.agg != nil {
+		if x, ok, err := b.bindAggRef(e, s); ok || err != nil {
+			return x, err
+		}
+	}
+	switch n := e.(type) {
+	case *ast.ParenthesesExpr:
+		return b.bindExpr(n.Expr, s)
+	case *ast.ColumnNameExpr:
+		return b.bindColumn(n, s)
+	case *test_driver.ParamMarkerExpr:
+		if n.Order >= len(b.Args) {
+			return nil, b.errAt(n, "missing value for placeholder %d: %d argument(s) given", n.Order+1, len(b.Args))
+		}
+		return constOfGo(b.Args[n.Order], n, b)
+	case *test_driver.ValueExpr:
+		return literal(n)
+	case *ast.BinaryOperationExpr:
+		return b.bindBinary(n, s)
+	case *ast.UnaryOperationExpr:
+		x, err := b.bindExpr(n.V, s)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case opcode.Not, opcode.Not2:
+			r, err := exec.NewNot(x)
+			return r, b.wrap(n, err)
+		case opcode.Minus:
+			if c, ok := x.(*exec.Const); ok {
+				switch v := c.V.(type) {
+				case int64:
+					if v != math.MinInt64 {
+						return &exec.Const{V: -v, T: c.T}, nil
+					}
+				case float64:
+					return &exec.Const{V: -v, T: c.T}, nil
+				}
+			}
+			r, err := exec.NewNeg(x)
+			return r, b.wrap(n, err)
+		case opcode.Plus:
+			return x, nil
+		}
+		return nil, b.errAt(n, "operator %s is not supported", n.Op)
+	case *ast.IsNullExpr:
+		x, err := b.bindExpr(n.Expr, s)
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewIsNull(x, n.Not), nil
+	case *ast.IsTruthExpr:
+		x, err := b.bindExpr(n.Expr, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := exec.NewIsBool(x, n.True != 0, n.Not)
+		return r, b.wrap(n, err)
+	case *ast.BetweenExpr:
+		x, err := b.bindExpr(n.Expr, s)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := b.bindExpr(n.Left, s)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := b.bindExpr(n.Right, s)
+		if err != nil {
+			return nil, err
+		}
+		ge, err := exec.NewBinary(">=", x, lo)
+		if err != nil {
+			return nil, b.wrap(n, err)
+		}
+		le, err := exec.NewBinary("<=", x, hi)
+		if err != nil {
+			return nil, b.wrap(n, err)
+		}
+		r, err := exec.NewBinary("AND", ge, le)
+		if err == nil && n.Not {
+			r, err = exec.NewNot(r)
+		}
+		return r, b.wrap(n, err)
+	case *ast.PatternLikeOrIlikeExpr:
+		x, err := b.bindExpr(n.Expr, s)
+		if err != nil {
+			return nil, err
+		}
+		p, err := b.bindExpr(n.Pattern, s)
+		if err != nil {
+			return nil, err
+		}
+		if !n.IsLike {
+			if x, err = exec.NewFunc("lower", []exec.Expr{x}); err != nil {
+				return nil, b.wrap(n, err)
+			}
+			if p, err = exec.NewFunc("lower", []exec.Expr{p}); err != nil {
+				return nil, b.wrap(n, err)
+			}
+		}
+		esc := rune(n.Escape)
+		if esc == 0 {
+			esc = '\\'
+		}
+		r, err := exec.NewLike(x, p, esc, n.Not)
+		return r, b.wrap(n, err)
+	case *ast.PatternInExpr:
+		return b.bindIn(n, s)
+	case *ast.CaseExpr:
+		var operand, els exec.Expr
+		var err error
+		if n.Value != nil {
+			if operand, err = b.bindExpr(n.Value, s); err != nil {
+				return nil, err
+			}
+		}
+		var whens, thens []exec.Expr
+		for _, w := range n.WhenClauses {
+			we, err := b.bindExpr(w.Expr, s)
+			if err != nil {
+				return nil, err
+			}
+			te, err := b.bindExpr(w.Result, s)
+			if err != nil {
+				return nil, err
+			}
+			whens, thens = append(whens, we), append(thens, te)
+		}
+		if n.ElseClause != nil {
+			if els, err = b.bindExpr(n.ElseClause, s); err != nil {
+				return nil, err
+			}
+		}
+		r, err := exec.NewCase(operand, whens, thens, els)
+		return r, b.wrap(n, err)
+	case *ast.FuncCallExpr:
+		return b.bindFunc(n, s)
+	case *ast.FuncCastExpr:
+		x, err := b.bindExpr(n.Expr, s)
+		if err != nil {
+			return nil, err
+		}
+		t, err := FieldType(n.Tp)
+		if err != nil {
+			return nil, b.errAt(n, "%s", err)
+		}
+		r, err := exec.NewCast(x, t, false)
+		return r, b.wrap(n, err)
+	case *ast.AggregateFuncExpr:
+		return nil, b.errAt(n, "aggregate function %s is not allowed here", strings.ToUpper(n.F))
+	case *ast.SubqueryExpr:
+		return b.bindScalarSubquery(n, s)
+	case *ast.ExistsSubqueryExpr:
+		sub, ok := n.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			return nil, b.errAt(n, "unsupported EXISTS operand")
+		}
+		rows, err := b.runSubquery(sub.Query, s)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Const{V: (len(rows) > 0) != n.Not, T: types.TBool}, nil
+	case *ast.DefaultExpr:
+		return &exec.Const{T: types.TNull}, nil
+	case *ast.WindowFuncExpr:
+		return nil, b.errAt(n, "window function %s is not supported here", strings.ToUpper(n.Name))
+	}
+	return nil, b.errAt(e, "expression %s is not supported", restore(e))
+}
+
+func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) {
+	name, table := n.Name.Name.O, n.Name.Table.O
+	i, err := s.resolve(table, name)
+	if err == nil {
+		return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, nil
+	}
+	if err != errNotFound {
+		return nil, b.errName(name, "%s", err)
+	}
+	for p := s.parent; p != nil; p = p.parent {
+		if _, err := p.resolve(table, name); err == nil {
+			return nil, b.errName(name, "correlated subqueries are not supported: column %s belongs to the outer query", name)
+		}
+	}
+	full := name
+	if table != "" {
+		full = table + "." + name
+		if !s.hasTable(table) {
+			return nil, b.errName(table, "unknown table %s in column reference %s", table, full)
+		}
+	}
+	msg := fmt.Sprintf("unknown column %s", full)
+	if sim := catalog.Similar(name, s.names()); sim != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", sim)
+	}
+	return nil, b.errName(name, "%s", msg)
+}
+
+func (s *scope) hasTable(t string) bool {
+	for _, c := range s.cols {
+		if strings.EqualFold(c.Table, t) {
+			return true
+		}
+	}
+	return false
+}
+
+var binaryOps = map[opcode.Op]string{
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/", opcode.Mod: "%",
+	opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">=",
+	opcode.LogicAnd: "AND", opcode.LogicOr: "OR", opcode.IntDiv: "/",
+}
+
+func (b *Binder) bindBinary(n *ast.BinaryOperationExpr, s *scope) (exec.Expr, error) {
+	l, err := b.bindExpr(n.L, s)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(n.R, s)
+	if err != nil {
+		return nil, err
+	}
+	if n.Op == opcode.NullEQ {
+		// a <=> b: equal, or both NULL.
+		eq, err := exec.NewBinary("=", l, r)
+		if err != nil {
+			return nil, b.wrap(n, err)
+		}
+		eqTrue, _ := exec.NewIsBool(eq, true, false)
+		both, _ := exec.NewBinary("AND", exec.NewIsNull(l, false), exec.NewIsNull(r, false))
+		out, err := exec.NewBinary("OR", eqTrue, both)
+		return out, b.wrap(n, err)
+	}
+	op, ok := binaryOps[n.Op]
+	if !ok {
+		return nil, b.errAt(n, "operator %s is not supported", n.Op)
+	}
+	out, err := exec.NewBinary(op, l, r)
+	if err != nil {
+		return nil, b.wrap(n, err)
+	}
+	return fold(out, l, r), nil
+}
+
+// fold evaluates an expression whose operands are all constants (constant folding, bottom
+// up as the binder builds the tree). An expression that fails to evaluate is left for run
+// time, so its error surfaces only if a row reaches it.
+func fold(e exec.Expr, operands ...exec.Expr) exec.Expr {
+	for _, o := range operands {
+		if _, ok := o.(*exec.Const); !ok {
+			return e
+		}
+	}
+	v, err := exec.EvalConst(e)
+	if err != nil {
+		return e
+	}
+	return &exec.Const{V: v, T: e.Type()}
+}
+
+func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
+	x, err := b.bindExpr(n.Expr, s)
+	if err != nil {
+		return nil, err
+	}
+	var list []exec.Expr
+	if n.Sel != nil {
+		sub, ok := n.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			return nil, b.errAt(n, "unsupported IN operand")
+		}
+		rows, cols, err := b.runSubqueryTyped(sub.Query, s)
+		if err != nil {
+			return nil, err
+		}
+		if len(cols) != 1 {
+			return nil, b.errAt(n, "subquery in IN must return one column, it returns %d", len(cols))
+		}
+		for _, r := range rows {
+			list = append(list, &exec.Const{V: r[0], T: cols[0].T})
+		}
+		if len(list) == 0 {
+			// x IN (empty) is FALSE, x NOT IN (empty) is TRUE, even for NULL x.
+			return &exec.Const{V: n.Not, T: types.TBool}, nil
+		}
+	} else {
+		for _, item := range n.List {
+			e, err := b.bindExpr(item, s)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, e)
+		}
+	}
+	r, err := exec.NewIn(x, list, n.Not)
+	return r, b.wrap(n, err)
+}
+
+func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, error) {
+	rows, cols, err := b.runSubqueryTyped(n.Query, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) != 1 {
+		return nil, b.errAt(n, "scalar subquery must return one column, it returns %d", len(cols))
+	}
+	if len(rows) > 1 {
+		return nil, b.errAt(n, "scalar subquery returned %d rows; expected at most one", len(rows))
+	}
+	if len(rows) == 0 {
+		return &exec.Const{T: cols[0].T}, nil
+	}
+	return &exec.Const{V: rows[0][0], T: cols[0].T}, nil
+}
+
+func (b *Binder) runSubquery(q ast.ResultSetNode, s *scope) ([][]any, error) {
+	rows, _, err := b.runSubqueryTyped(q, s)
+	return rows, err
+}
+
+func (b *Binder) runSubqueryTyped(q ast.ResultSetNode, s *scope) ([][]any, []Col, error) {
+	if b.Streaming {
+		return nil, nil, b.errAt(q, "subqueries in expressions are not supported in materialized views")
+	}
+	node, err := b.bindQuery(q, &scope{parent: s})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := b.Run(node)
+	return rows, node.Schema(), err
+}
+
+func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
+	if ms, ok := sql.IntervalMillis(n); ok {
+		return &exec.Const{V: ms, T: types.TInterval}, nil
+	}
+	if arg, typ, try, ok := sql.CastOf(n); ok {
+		x, err := b.bindExpr(arg, s)
+		if err != nil {
+			return nil, err
+		}
+		t, err := ParseType(typ)
+		if err != nil {
+			return nil, b.errAt(n, "%s", err)
+		}
+		r, err := exec.NewCast(x, t, try)
+		if err != nil {
+			return nil, b.wrap(n, err)
+		}
+		return fold(r, x), nil
+	}
+	name := n.FnName.L
+	switch name {
+	case ast.DateLiteral, ast.TimestampLiteral:
+		v, ok := n.Args[0].(*test_driver.ValueExpr)
+		str, isStr := v.GetValue().(string)
+		if !ok || !isStr {
+			return nil, b.errAt(n, "invalid literal")
+		}
+		if name == ast.DateLiteral {
+			d, err := types.ParseDate(str)
+			if err != nil {
+				return nil, b.errAt(n, "%s", err)
+			}
+			return &exec.Const{V: d, T: types.TDate}, nil
+		}
+		ts, err := types.ParseTimestamp(str)
+		if err != nil {
+			return nil, b.errAt(n, "%s", err)
+		}
+		return &exec.Const{V: ts, T: types.TTimestamp}, nil
+	case "extract":
+		unit, ok := n.Args[0].(*ast.TimeUnitExpr)
+		if !ok || len(n.Args) != 2 {
+			return nil, b.errAt(n, "EXTRACT expects EXTRACT(unit FROM expr)")
+		}
+		x, err := b.bindExpr(n.Args[1], s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := exec.NewFunc("extract_"+strings.ToLower(unit.Unit.String()), []exec.Expr{x})
+		return r, b.wrap(n, err)
+	case "year", "month", "day", "dayofmonth", "hour", "minute", "second", "quarter", "week", "dayofweek", "dayofyear":
+		alias := map[string]string{"dayofmonth": "day", "dayofweek": "dow", "dayofyear": "doy"}
+		unit := name
+		if a, ok := alias[name]; ok {
+			unit = a
+		}
+		args, err := b.bindArgs(n.Args, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := exec.NewFunc("extract_"+unit, args)
+		return r, b.wrap(n, err)
+	case "date_add", "adddate", "date_sub", "subdate":
+		args, err := b.bindArgs(n.Args, s)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) != 2 {
+			return nil, b.errAt(n, "%s expects 2 arguments", strings.ToUpper(name))
+		}
+		op := "+"
+		if name == "date_sub" || name == "subdate" {
+			op = "-"
+		}
+		r, err := exec.NewBinary(op, args[0], args[1])
+		return r, b.wrap(n, err)
+	case "now", "current_timestamp", "localtimestamp", "proctime", "rand", "uuid":
+		return nil, b.errAt(n, "%s() is not supported: results must not depend on the wall clock or chance", strings.ToUpper(name))
+	}
+	args, err := b.bindArgs(n.Args, s)
+	if err != nil {
+		return nil, err
+	}
+	if name == "date_trunc" && len(args) == 2 {
+		if c, ok := args[0].(*exec.Const); ok {
+			if u, ok := c.V.(string); ok {
+				args[0] = &exec.Const{V: strings.ToLower(u), T: types.TVarchar}
+			}
+		}
+	}
+	r, err := exec.NewFunc(name, args)
+	if err != nil {
+		return nil, b.wrap(n, err)
+	}
+	return fold(r, args...), nil
+}
+
+func (b *Binder) bindArgs(args []ast.ExprNode, s *scope) ([]exec.Expr, error) {
+	out := make([]exec.Expr, len(args))
+	for i, a := range args {
+		x, err := b.bindExpr(a, s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// literal converts a parsed literal to a constant.
+func literal(v *test_driver.ValueExpr) (exec.Expr, error) {
+	switch x := v.GetValue().(type) {
+	case nil:
+		return &exec.Const{T: types.TNull}, nil
+	case int64:
+		return &exec.Const{V: x, T: types.TBigInt}, nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return &exec.Const{V: float64(x), T: types.TDouble}, nil
+		}
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case float64:
+		return &exec.Const{V: x, T: types.TDouble}, nil
+	case float32:
+		return &exec.Const{V: float64(x), T: types.TDouble}, nil
+	case string:
+		return &exec.Const{V: x, T: types.TVarchar}, nil
+	case []byte:
+		return &exec.Const{V: string(x), T: types.TVarchar}, nil
+	case *test_driver.MyDecimal:
+		s := x.String()
+		scale := 0
+		if i := strings.IndexByte(s, '.'); i >= 0 {
+			scale = len(s) - i - 1
+		}
+		digits := len(strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(s, "-"), ".", ""), "0"))
+		if digits > types.MaxDecimalPrecision || scale > types.MaxDecimalPrecision {
+			f, _ := strconv.ParseFloat(s, 64)
+			return &exec.Const{V: f, T: types.TDouble}, nil
+		}
+		p := max(digits, scale, 1)
+		t := types.DecimalOf(p, scale)
+		d, err := types.ParseDecimal(s, int8(types.MaxDecimalPrecision), int8(scale))
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Const{V: d, T: t}, nil
+	}
+	return nil, fmt.Errorf("unsupported literal %v", v.GetValue())
+}
+
+// constOfGo converts a placeholder argument to a constant.
+func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
+	switch x := v.(type) {
+	case nil:
+		return &exec.Const{T: types.TNull}, nil
+	case int64:
+		return &exec.Const{V: x, T: types.TBigInt}, nil
+	case int:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case int32:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case float64:
+		return &exec.Const{V: x, T: types.TDouble}, nil
+	case float32:
+		return &exec.Const{V: float64(x), T: types.TDouble}, nil
+	case bool:
+		return &exec.Const{V: x, T: types.TBool}, nil
+	case string:
+		return &exec.Const{V: x, T: types.TVarchar}, nil
+	case []byte:
+		return &exec.Const{V: string(x), T: types.TVarchar}, nil
+	case time.Time:
+		return &exec.Const{V: x.UnixMilli(), T: types.TTimestamp}, nil
+	}
+	return nil, b.errAt(n, "unsupported placeholder value of type %T", v)
+}
+
+// FieldType maps a TiDB column type to a SQL type.
+func FieldType(ft *tidbtypes.FieldType) (types.T, error) {
+	switch ft.GetType() {
+	case mysql.TypeTiny:
+		if ft.GetFlen() == 1 {
+			return types.TBool, nil
+		}
+		return types.TInt, nil
+	case mysql.TypeShort, mysql.TypeInt24, mysql.TypeLong:
+		return types.TInt, nil
+	case mysql.TypeLonglong:
+		return types.TBigInt, nil
+	case mysql.TypeDouble, mysql.TypeFloat:
+		return types.TDouble, nil
+	case mysql.TypeNewDecimal:
+		p, s := ft.GetFlen(), ft.GetDecimal()
+		if p <= 0 {
+			p = 10
+		}
+		if s < 0 {
+			s = 0
+		}
+		if p > types.MaxDecimalPrecision {
+			return types.T{}, fmt.Errorf("DECIMAL(%d,%d): precision above %d is not supported", p, s, types.MaxDecimalPrecision)
+		}
+		if s > p {
+			return types.T{}, fmt.Errorf("DECIMAL(%d,%d): scale exceeds precision", p, s)
+		}
+		return types.DecimalOf(p, s), nil
+	case mysql.TypeVarchar, mysql.TypeString, mysql.TypeVarString, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
+		return types.TVarchar, nil
+	case mysql.TypeDate:
+		return types.TDate, nil
+	case mysql.TypeTimestamp, mysql.TypeDatetime:
+		return types.TTimestamp, nil
+	}
+	return types.T{}, fmt.Errorf("type %s is not supported; use BOOLEAN, INT, BIGINT, DOUBLE, DECIMAL(p,s), VARCHAR, DATE or TIMESTAMP(3)", strings.ToUpper(ft.String()))
+}
+
+// ParseType maps a type name as written (e.g. "BIGINT", "DECIMAL(10,2)") to a SQL type.
+func ParseType(s string) (types.T, error) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	base, args := s, ""
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		base, args = strings.TrimSpace(s[:i]), strings.Trim(s[i:], "() ")
+	}
+	switch base {
+	case "BOOLEAN", "BOOL":
+		return types.TBool, nil
+	case "INT", "INTEGER", "SMALLINT", "TINYINT", "SIGNED":
+		return types.TInt, nil
+	case "BIGINT":
+		return types.TBigInt, nil
+	case "DOUBLE", "DOUBLE PRECISION", "FLOAT", "REAL":
+		return types.TDouble, nil
+	case "VARCHAR", "STRING", "TEXT", "CHAR":
+		return types.TVarchar, nil
+	case "DATE":
+		return types.TDate, nil
+	case "TIMESTAMP", "DATETIME":
+		return types.TTimestamp, nil
+	case "DECIMAL", "NUMERIC":
+		p, sc := 10, 0
+		if args != "" {
+			parts := strings.Split(args, ",")
+			var err error
+			if p, err = strconv.Atoi(strings.TrimSpace(parts[0])); err != nil {
+				return types.T{}, fmt.Errorf("invalid type %s", s)
+			}
+			if len(parts) > 1 {
+				if sc, err = strconv.Atoi(strings.TrimSpace(parts[1])); err != nil {
+					return types.T{}, fmt.Errorf("invalid type %s", s)
+				}
+			}
+		}
+		if p > types.MaxDecimalPrecision || sc > p {
+			return types.T{}, fmt.Errorf("type %s is not supported: DECIMAL precision is at most %d and scale at most the precision", s, types.MaxDecimalPrecision)
+		}
+		return types.DecimalOf(p, sc), nil
+	}
+	return types.T{}, fmt.Errorf("unknown type %s", s)
+}
+
+// BindScalar binds an expression over the given columns (no subqueries, no aggregates).
+func (b *Binder) BindScalar(e ast.ExprNode, cols []Col) (exec.Expr, error) {
+	return b.bindExpr(e, &scope{cols: cols})
+}

@@ -1,0 +1,515 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// leaf is one input of an inner-join tree.
+type leaf struct {
+	node Node
+	cols []Col
+}
+
+// bindFrom binds a FROM clause. Inner and cross joins are flattened into leaves and
+// conjuncts (their ON conditions plus the WHERE's): a conjunct over one leaf filters that
+// leaf before the join (predicate pushdown), an equality between two sides becomes a hash
+// join key, and the rest filter the join where all their columns are available. It returns
+// the conjuncts it could not place (those naming no leaf, or unknown columns) for the
+// caller to bind above the join.
+func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprNode) (Node, *scope, []ast.ExprNode, error) {
+	var refs []ast.ResultSetNode
+	conds := append([]ast.ExprNode{}, where...)
+	flattenInner(ref, &refs, &conds)
+	leaves := make([]leaf, len(refs))
+	for i, r := range refs {
+		n, cols, err := b.bindTableRef(r, outer)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		leaves[i] = leaf{node: n, cols: cols}
+	}
+	if len(leaves) == 1 {
+		s := &scope{cols: leaves[0].cols, parent: outer}
+		return leaves[0].node, s, conds, nil
+	}
+	// Which leaves does each conjunct name? (-1 entries: a name no leaf has.)
+	refsOf := make([][]int, len(conds))
+	for i, c := range conds {
+		refsOf[i] = b.leavesOf(c, leaves)
+	}
+	used := make([]bool, len(conds))
+	// Push single-leaf conjuncts into their leaf.
+	for i, c := range conds {
+		if len(refsOf[i]) == 1 && refsOf[i][0] >= 0 {
+			l := &leaves[refsOf[i][0]]
+			pred, err := b.bindPredicate(c, &scope{cols: l.cols, parent: outer})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			l.node = &Filter{Input: l.node, Pred: pred}
+			used[i] = true
+		}
+	}
+	// Join leaves left to right, preferring a next leaf that has an equi-key with those
+	// joined so far; restore the written column order afterwards.
+	joined := []int{0}
+	in := map[int]bool{0: true}
+	cur := leaves[0].node
+	curCols := leaves[0].cols
+	for len(joined) < len(leaves) {
+		next := -1
+		for k := range leaves {
+			if in[k] {
+				continue
+			}
+			if next < 0 {
+				next = k
+			}
+			if b.hasEquiKey(conds, refsOf, used, in, k) {
+				next = k
+				break
+			}
+		}
+		right := leaves[next]
+		j := &Join{Left: cur, Right: right.node, Kind: exec.JoinInner}
+		both := append(append([]Col{}, curCols...), right.cols...)
+		var residual []exec.Expr
+		for i, c := range conds {
+			if used[i] || !covered(refsOf[i], in, next) {
+				continue
+			}
+			used[i] = true
+			if l, r, ok := b.equiKey(c, curCols, right.cols, outer); ok {
+				j.LeftKeys = append(j.LeftKeys, l)
+				j.RightKeys = append(j.RightKeys, r)
+				continue
+			}
+			pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			residual = append(residual, pred)
+		}
+		cond, err := andAll(residual)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		j.Cond = cond
+		cur, curCols = j, both
+		joined = append(joined, next)
+		in[next] = true
+	}
+	var rest []ast.ExprNode
+	for i, c := range conds {
+		if !used[i] {
+			rest = append(rest, c)
+		}
+	}
+	// Restore the FROM order of columns if the joins were reordered.
+	ordered := true
+	for i, k := range joined {
+		ordered = ordered && i == k
+	}
+	if !ordered {
+		offset := map[int]int{}
+		o := 0
+		for _, k := range joined {
+			offset[k] = o
+			o += len(leaves[k].cols)
+		}
+		var exprs []exec.Expr
+		var cols []Col
+		for k, l := range leaves {
+			for c, col := range l.cols {
+				exprs = append(exprs, &exec.ColRef{Idx: offset[k] + c, T: col.T, Name: col.Name})
+				cols = append(cols, col)
+			}
+		}
+		cur, curCols = &Project{Input: cur, Exprs: exprs, cols: cols}, cols
+	}
+	return cur, &scope{cols: curCols, parent: outer}, rest, nil
+}
+
+func andAll(preds []exec.Expr) (exec.Expr, error) {
+	var out exec.Expr
+	for _, p := range preds {
+		if out == nil {
+			out = p
+			continue
+		}
+		var err error
+		if out, err = exec.NewBinary("AND", out, p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// covered reports whether every leaf a conjunct names is joined or is next.
+func covered(refs []int, in map[int]bool, next int) bool {
+	if len(refs) == 0 {
+		return false
+	}
+	for _, r := range refs {
+		if r < 0 || (!in[r] && r != next) {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Binder) hasEquiKey(conds []ast.ExprNode, refsOf [][]int, used []bool, in map[int]bool, k int) bool {
+	for i, c := range conds {
+		if used[i] || !covered(refsOf[i], in, k) {
+			continue
+		}
+		if bin, ok := c.(*ast.BinaryOperationExpr); ok && bin.Op == opcode.EQ {
+			return true
+		}
+	}
+	return false
+}
+
+// equiKey recognises `left column = right column` with join-compatible types.
+func (b *Binder) equiKey(c ast.ExprNode, lcols, rcols []Col, outer *scope) (int, int, bool) {
+	bin, ok := c.(*ast.BinaryOperationExpr)
+	if !ok || bin.Op != opcode.EQ {
+		return 0, 0, false
+	}
+	l, lok := bin.L.(*ast.ColumnNameExpr)
+	r, rok := bin.R.(*ast.ColumnNameExpr)
+	if !lok || !rok {
+		return 0, 0, false
+	}
+	ls, rs := &scope{cols: lcols}, &scope{cols: rcols}
+	li, err1 := ls.resolve(l.Name.Table.O, l.Name.Name.O)
+	ri, err2 := rs.resolve(r.Name.Table.O, r.Name.Name.O)
+	if err1 != nil || err2 != nil {
+		li, err1 = ls.resolve(r.Name.Table.O, r.Name.Name.O)
+		ri, err2 = rs.resolve(l.Name.Table.O, l.Name.Name.O)
+		if err1 != nil || err2 != nil {
+			return 0, 0, false
+		}
+	}
+	if !keyCompatible(lcols[li].T, rcols[ri].T) {
+		return 0, 0, false
+	}
+	return li, ri, true
+}
+
+// keyCompatible reports whether equal values of the two types encode equally.
+func keyCompatible(a, b types.T) bool {
+	if a == b {
+		return true
+	}
+	return a.IsInteger() && b.IsInteger()
+}
+
+// leavesOf lists the leaves whose columns a conjunct names; -1 marks a name found in no
+// leaf (an outer reference or an error, reported when the conjunct is bound).
+func (b *Binder) leavesOf(e ast.ExprNode, leaves []leaf) []int {
+	seen := map[int]bool{}
+	var out []int
+	v := &colVisitor{fn: func(c *ast.ColumnName) {
+		found := -1
+		for k, l := range leaves {
+			s := &scope{cols: l.cols}
+			if _, err := s.resolve(c.Table.O, c.Name.O); err == nil {
+				if found >= 0 {
+					found = -1 // ambiguous: bind above the join to report it
+					break
+				}
+				found = k
+			}
+		}
+		if !seen[found] {
+			seen[found] = true
+			out = append(out, found)
+		}
+	}}
+	e.Accept(v)
+	return out
+}
+
+type colVisitor struct{ fn func(*ast.ColumnName) }
+
+func (v *colVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.ColumnNameExpr:
+		v.fn(x.Name)
+		return n, true
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+
+func (v *colVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// flattenInner collects the leaves of a tree of inner/cross joins and their ON conjuncts.
+func flattenInner(r ast.ResultSetNode, leaves *[]ast.ResultSetNode, conds *[]ast.ExprNode) {
+	if j, ok := r.(*ast.Join); ok {
+		if j.Right == nil {
+			flattenInner(j.Left, leaves, conds)
+			return
+		}
+		if j.Tp == ast.CrossJoin && !j.StraightJoin && !j.NaturalJoin && len(j.Using) == 0 {
+			flattenInner(j.Left, leaves, conds)
+			flattenInner(j.Right, leaves, conds)
+			if j.On != nil {
+				*conds = append(*conds, splitAnd(j.On.Expr)...)
+			}
+			return
+		}
+	}
+	if ts, ok := r.(*ast.TableSource); ok {
+		if j, ok := ts.Source.(*ast.Join); ok && ts.AsName.L == "" {
+			flattenInner(j, leaves, conds)
+			return
+		}
+	}
+	*leaves = append(*leaves, r)
+}
+
+// bindTableRef binds one FROM item: a table, view, CTE, subquery, window TVF or outer join.
+func (b *Binder) bindTableRef(r ast.ResultSetNode, outer *scope) (Node, []Col, error) {
+	switch n := r.(type) {
+	case *ast.TableSource:
+		alias := n.AsName.O
+		switch src := n.Source.(type) {
+		case *ast.TableName:
+			return b.bindTableName(src, alias, outer)
+		case *ast.SelectStmt, *ast.SetOprStmt:
+			node, err := b.bindQuery(src, &scope{parent: outer})
+			if err != nil {
+				return nil, nil, err
+			}
+			return requalify(node, alias, nil)
+		case *ast.Join:
+			node, cols, _, err := b.bindFrom(src, outer, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return node, cols.cols, nil
+		}
+	case *ast.Join:
+		return b.bindOuterJoin(n, outer)
+	}
+	return nil, nil, b.errAt(r, "unsupported FROM item")
+}
+
+// requalify renames a derived table's columns under its alias.
+func requalify(node Node, alias string, names []string) (Node, []Col, error) {
+	sch := node.Schema()
+	cols := make([]Col, len(sch))
+	exprs := make([]exec.Expr, len(sch))
+	for i, c := range sch {
+		name := c.Name
+		if i < len(names) {
+			name = names[i]
+		}
+		cols[i] = Col{Name: name, Table: strings.ToLower(alias), T: c.T}
+		exprs[i] = &exec.ColRef{Idx: i, T: c.T, Name: c.Name}
+	}
+	return &Project{Input: node, Exprs: exprs, cols: cols}, cols, nil
+}
+
+func (b *Binder) bindTableName(t *ast.TableName, alias string, outer *scope) (Node, []Col, error) {
+	name := t.Name.O
+	if t.Schema.L != "" && t.Schema.L != "system" {
+		return nil, nil, b.errName(t.Schema.O, "unknown schema %s", t.Schema.O)
+	}
+	if t.Schema.L == "system" {
+		name = "system." + t.Name.L
+	}
+	if alias == "" {
+		alias = t.Name.O
+	}
+	if w, ok := b.Stmt.Windows[t.Name.O]; ok {
+		return b.bindWindowTVF(w, alias)
+	}
+	if t.Schema.L == "" {
+		if cte, ok := b.lookupCTE(name); ok {
+			if cte == nil {
+				return nil, nil, b.errName(name, "recursive CTEs are not supported")
+			}
+			node, err := b.bindQuery(cte.Query.Query, &scope{parent: outer})
+			if err != nil {
+				return nil, nil, err
+			}
+			var names []string
+			for _, c := range cte.ColNameList {
+				names = append(names, c.O)
+			}
+			return requalify(node, alias, names)
+		}
+	}
+	if t.AsOf != nil {
+		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF (temporal join) is not supported yet")
+	}
+	rel, err := b.relation(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := scanOf(rel, alias)
+	return s, s.cols, nil
+}
+
+// bindOuterJoin binds LEFT, RIGHT and FULL joins and joins with USING or NATURAL.
+func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
+	left, lcols, err := b.bindSide(j.Left, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	right, rcols, err := b.bindSide(j.Right, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	kind := exec.JoinInner
+	switch {
+	case j.StraightJoin:
+		kind = exec.JoinFull
+	case j.Tp == ast.LeftJoin:
+		kind = exec.JoinLeft
+	case j.Tp == ast.RightJoin:
+		kind = exec.JoinRight
+	}
+	node := &Join{Left: left, Right: right, Kind: kind}
+	both := append(append([]Col{}, lcols...), rcols...)
+	var conds []ast.ExprNode
+	if j.On != nil {
+		conds = splitAnd(j.On.Expr)
+	}
+	using := j.Using
+	if j.NaturalJoin {
+		for _, l := range lcols {
+			for _, r := range rcols {
+				if strings.EqualFold(l.Name, r.Name) {
+					using = append(using, &ast.ColumnName{Name: ast.NewCIStr(l.Name)})
+				}
+			}
+		}
+	}
+	for _, u := range using {
+		li, err1 := (&scope{cols: lcols}).resolve("", u.Name.O)
+		ri, err2 := (&scope{cols: rcols}).resolve("", u.Name.O)
+		if err1 != nil || err2 != nil {
+			return nil, nil, b.errName(u.Name.O, "column %s of USING must exist on both sides of the join", u.Name.O)
+		}
+		if keyCompatible(lcols[li].T, rcols[ri].T) {
+			node.LeftKeys = append(node.LeftKeys, li)
+			node.RightKeys = append(node.RightKeys, ri)
+			continue
+		}
+		eq, err := exec.NewBinary("=", &exec.ColRef{Idx: li, T: lcols[li].T}, &exec.ColRef{Idx: len(lcols) + ri, T: rcols[ri].T})
+		if err != nil {
+			return nil, nil, b.errName(u.Name.O, "%s", err)
+		}
+		if node.Cond, err = andAll(append(nilOr(node.Cond), eq)); err != nil {
+			return nil, nil, err
+		}
+	}
+	var residual []exec.Expr
+	if node.Cond != nil {
+		residual = append(residual, node.Cond)
+	}
+	for _, c := range conds {
+		if l, r, ok := b.equiKey(c, lcols, rcols, outer); ok {
+			node.LeftKeys = append(node.LeftKeys, l)
+			node.RightKeys = append(node.RightKeys, r)
+			continue
+		}
+		pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
+		if err != nil {
+			return nil, nil, err
+		}
+		residual = append(residual, pred)
+	}
+	if node.Cond, err = andAll(residual); err != nil {
+		return nil, nil, err
+	}
+	return node, both, nil
+}
+
+func nilOr(e exec.Expr) []exec.Expr {
+	if e == nil {
+		return nil
+	}
+	return []exec.Expr{e}
+}
+
+func (b *Binder) bindSide(r ast.ResultSetNode, outer *scope) (Node, []Col, error) {
+	if j, ok := r.(*ast.Join); ok && j.Right != nil && j.Tp == ast.CrossJoin && !j.StraightJoin && !j.NaturalJoin && len(j.Using) == 0 {
+		node, s, rest, err := b.bindFrom(j, outer, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range rest {
+			pred, err := b.bindPredicate(c, s)
+			if err != nil {
+				return nil, nil, err
+			}
+			node = &Filter{Input: node, Pred: pred}
+		}
+		return node, s.cols, nil
+	}
+	if j, ok := r.(*ast.Join); ok && j.Right == nil {
+		return b.bindSide(j.Left, outer)
+	}
+	return b.bindTableRef(r, outer)
+}
+
+// bindWindowTVF binds TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t, DESCRIPTOR(c), ...)): the
+// table's columns plus window_start, window_end and window_time.
+func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, error) {
+	rel, err := b.relation(w.Table)
+	if err != nil {
+		return nil, nil, err
+	}
+	scan := scanOf(rel, alias)
+	in := &scope{cols: scan.cols}
+	tc, err := in.resolve("", w.TimeCol)
+	if err != nil {
+		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s does not exist in %s", w.TimeCol, w.Table)
+	}
+	if scan.cols[tc].T.Kind != types.Timestamp {
+		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s must be TIMESTAMP(3), it is %s", w.TimeCol, scan.cols[tc].T)
+	}
+	for _, a := range w.Args {
+		if a <= 0 {
+			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "%s intervals must be positive", w.Kind)
+		}
+	}
+	switch w.Kind {
+	case sql.Hop:
+		if w.Args[1]%w.Args[0] != 0 {
+			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "HOP size must be a multiple of the slide")
+		}
+	case sql.Cumulate:
+		if w.Args[1]%w.Args[0] != 0 {
+			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "CUMULATE size must be a multiple of the step")
+		}
+	}
+	var parts []int
+	for _, p := range w.PartitionBy {
+		i, err := in.resolve("", p)
+		if err != nil {
+			return nil, nil, b.errName(p, "PARTITION BY column %s does not exist in %s", p, w.Table)
+		}
+		parts = append(parts, i)
+	}
+	q := strings.ToLower(alias)
+	cols := append(append([]Col{}, scan.cols...),
+		Col{Name: "window_start", Table: q, T: types.TTimestamp},
+		Col{Name: "window_end", Table: q, T: types.TTimestamp},
+		Col{Name: "window_time", Table: q, T: types.TTimestamp})
+	node := &Window{Input: scan, TVF: w, TimeCol: tc, PartCols: parts, cols: cols}
+	return node, cols, nil
+}

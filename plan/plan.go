@@ -1,0 +1,272 @@
+// Package plan binds parsed statements to the catalog and turns queries into plans: a
+// logical plan of relational nodes (bound names and types, implicit casts, constant folding,
+// predicates pushed down and equi-join keys extracted as the tree is built), then a physical
+// dataflow of exec operators for either a bounded query or a maintained view.
+//
+// Invariant: a plan is immutable once built; every run (a SELECT, a view's maintenance)
+// instantiates fresh operators from it, so one plan serves batch and streaming execution.
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Col is an output column of a node.
+type Col struct {
+	Name  string
+	Table string // qualifier (table name or alias), lower-cased; "" when none
+	T     types.T
+}
+
+// Node is a logical plan node.
+type Node interface {
+	Schema() []Col
+	Children() []Node
+	explain() string
+}
+
+// Relation is a named table or view the binder can scan.
+type Relation struct {
+	Name string
+	Cols []catalog.Column
+	// Handle is the engine's object behind the relation.
+	Handle any
+	// IsView is true for materialized views and system tables (read-only).
+	IsView bool
+	// AppendOnly is true when the relation never retracts rows.
+	AppendOnly bool
+}
+
+// Catalog resolves relation names for the binder.
+type Catalog interface {
+	Relation(name string) (*Relation, bool)
+	RelationNames() []string
+}
+
+// Scan reads a relation.
+type Scan struct {
+	Rel   *Relation
+	Alias string
+	cols  []Col
+}
+
+// Values is a constant relation.
+type Values struct {
+	Rows [][]any
+	cols []Col
+}
+
+// Filter keeps the rows for which Pred is TRUE.
+type Filter struct {
+	Input Node
+	Pred  exec.Expr
+}
+
+// Project computes expressions.
+type Project struct {
+	Input Node
+	Exprs []exec.Expr
+	cols  []Col
+}
+
+// Aggregate groups by the first NumKeys input columns and computes Aggs.
+type Aggregate struct {
+	Input   Node
+	NumKeys int
+	Aggs    []exec.AggSpec
+	cols    []Col
+	// Window, when set, makes this a windowed aggregate over a window TVF: the keys include
+	// window_start and window_end (at WindowStart and WindowStart+1 of the input).
+	Window *WindowInfo
+}
+
+// WindowInfo describes the window TVF under a windowed aggregate.
+type WindowInfo struct {
+	TVF         *sql.WindowTVF
+	EmitOnClose bool
+	EndKey      int // the key holding window_end
+}
+
+// Window assigns each input row to its windows (a row per window) and appends
+// window_start, window_end and window_time.
+type Window struct {
+	Input    Node
+	TVF      *sql.WindowTVF
+	TimeCol  int
+	PartCols []int
+	cols     []Col
+}
+
+// Join joins Left and Right.
+type Join struct {
+	Left, Right         Node
+	Kind                exec.JoinKind
+	LeftKeys, RightKeys []int
+	Cond                exec.Expr // over Left's columns followed by Right's
+}
+
+// Sort orders its input.
+type Sort struct {
+	Input Node
+	Keys  []exec.SortKey
+}
+
+// Limit keeps a range of rows.
+type Limit struct {
+	Input         Node
+	Count, Offset int64
+}
+
+// Union concatenates inputs with the same column types.
+type Union struct {
+	Inputs []Node
+}
+
+func (n *Scan) Schema() []Col      { return n.cols }
+func (n *Values) Schema() []Col    { return n.cols }
+func (n *Filter) Schema() []Col    { return n.Input.Schema() }
+func (n *Project) Schema() []Col   { return n.cols }
+func (n *Aggregate) Schema() []Col { return n.cols }
+func (n *Window) Schema() []Col    { return n.cols }
+func (n *Join) Schema() []Col {
+	return append(append([]Col{}, n.Left.Schema()...), n.Right.Schema()...)
+}
+func (n *Sort) Schema() []Col  { return n.Input.Schema() }
+func (n *Limit) Schema() []Col { return n.Input.Schema() }
+func (n *Union) Schema() []Col { return n.Inputs[0].Schema() }
+
+func (n *Scan) Children() []Node      { return nil }
+func (n *Values) Children() []Node    { return nil }
+func (n *Filter) Children() []Node    { return []Node{n.Input} }
+func (n *Project) Children() []Node   { return []Node{n.Input} }
+func (n *Aggregate) Children() []Node { return []Node{n.Input} }
+func (n *Window) Children() []Node    { return []Node{n.Input} }
+func (n *Join) Children() []Node      { return []Node{n.Left, n.Right} }
+func (n *Sort) Children() []Node      { return []Node{n.Input} }
+func (n *Limit) Children() []Node     { return []Node{n.Input} }
+func (n *Union) Children() []Node     { return n.Inputs }
+
+// Types returns the column types of a schema.
+func Types(cols []Col) []types.T {
+	ts := make([]types.T, len(cols))
+	for i, c := range cols {
+		ts[i] = c.T
+	}
+	return ts
+}
+
+func (n *Scan) explain() string {
+	if n.Alias != "" && !strings.EqualFold(n.Alias, n.Rel.Name) {
+		return fmt.Sprintf("Scan %s AS %s", n.Rel.Name, n.Alias)
+	}
+	return "Scan " + n.Rel.Name
+}
+func (n *Values) explain() string { return fmt.Sprintf("Values (%d rows)", len(n.Rows)) }
+func (n *Filter) explain() string { return "Filter " + n.Pred.String() }
+func (n *Project) explain() string {
+	parts := make([]string, len(n.Exprs))
+	for i, e := range n.Exprs {
+		parts[i] = e.String()
+		if n.cols[i].Name != "" && n.cols[i].Name != parts[i] {
+			parts[i] += " AS " + n.cols[i].Name
+		}
+	}
+	return "Project " + strings.Join(parts, ", ")
+}
+func (n *Aggregate) explain() string {
+	in := n.Input.Schema()
+	var keys []string
+	for i := 0; i < n.NumKeys; i++ {
+		keys = append(keys, in[i].Name)
+	}
+	var aggs []string
+	for _, a := range n.Aggs {
+		switch {
+		case a.Fn == exec.AggCountStar:
+			aggs = append(aggs, "count(*)")
+		case a.Distinct:
+			aggs = append(aggs, fmt.Sprintf("%s(DISTINCT %s)", a.Fn, in[a.Arg].Name))
+		default:
+			aggs = append(aggs, fmt.Sprintf("%s(%s)", a.Fn, in[a.Arg].Name))
+		}
+	}
+	kind := "HashAggregate"
+	if n.Window != nil {
+		kind = "WindowAggregate " + n.Window.TVF.Kind.String()
+		if n.Window.EmitOnClose {
+			kind += " (emit on window close; state freed when the watermark passes window_time)"
+		} else {
+			kind += " (emit on update; state freed when the watermark passes window_time)"
+		}
+	}
+	return fmt.Sprintf("%s keys=[%s] aggs=[%s]", kind, strings.Join(keys, ", "), strings.Join(aggs, ", "))
+}
+func (n *Window) explain() string {
+	args := make([]string, len(n.TVF.Args))
+	for i, a := range n.TVF.Args {
+		args[i] = types.FormatInterval(a)
+	}
+	return fmt.Sprintf("Window %s(%s, %s)", n.TVF.Kind, n.TVF.TimeCol, strings.Join(args, ", "))
+}
+func (n *Join) explain() string {
+	s := fmt.Sprintf("HashJoin %s", n.Kind)
+	if len(n.LeftKeys) == 0 && n.Cond == nil {
+		s = "CrossJoin"
+	}
+	l, r := n.Left.Schema(), n.Right.Schema()
+	var keys []string
+	for i := range n.LeftKeys {
+		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	}
+	if len(keys) > 0 {
+		s += " on " + strings.Join(keys, " AND ")
+	}
+	if n.Cond != nil {
+		s += " filter " + n.Cond.String()
+	}
+	return s
+}
+func (n *Sort) explain() string {
+	in := n.Input.Schema()
+	var ks []string
+	for _, k := range n.Keys {
+		s := in[k.Col].Name
+		if k.Desc {
+			s += " DESC"
+		}
+		ks = append(ks, s)
+	}
+	return "Sort " + strings.Join(ks, ", ")
+}
+func (n *Limit) explain() string {
+	if n.Count < 0 {
+		return fmt.Sprintf("Limit offset=%d", n.Offset)
+	}
+	return fmt.Sprintf("Limit %d offset=%d", n.Count, n.Offset)
+}
+func (n *Union) explain() string { return "UnionAll" }
+
+// Explain renders a plan as an indented tree.
+func Explain(n Node) string {
+	var sb strings.Builder
+	var walk func(n Node, depth int)
+	walk = func(n Node, depth int) {
+		if depth > 0 {
+			sb.WriteString(strings.Repeat("   ", depth-1))
+			sb.WriteString("└─ ")
+		}
+		sb.WriteString(n.explain())
+		sb.WriteString("\n")
+		for _, c := range n.Children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return sb.String()
+}

@@ -1,0 +1,730 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// BindQuery binds a SELECT or set operation into a logical plan.
+func (b *Binder) BindQuery(q ast.ResultSetNode) (Node, error) {
+	return b.bindQuery(q, &scope{})
+}
+
+func (b *Binder) bindQuery(q ast.ResultSetNode, outer *scope) (Node, error) {
+	switch n := q.(type) {
+	case *ast.SelectStmt:
+		return b.bindSelect(n, outer)
+	case *ast.SetOprStmt:
+		return b.bindSetOpr(n, outer)
+	case *ast.SubqueryExpr:
+		return b.bindQuery(n.Query, outer)
+	}
+	return nil, b.errAt(q, "unsupported query")
+}
+
+func (b *Binder) pushCTEs(w *ast.WithClause) func() {
+	if w == nil {
+		return func() {}
+	}
+	if w.IsRecursive {
+		// Recursive CTEs are refused where they are named; binding them as plain ones would be wrong.
+		m := map[string]*ast.CommonTableExpression{}
+		for _, c := range w.CTEs {
+			m[c.Name.L] = nil
+		}
+		b.ctes = append(b.ctes, m)
+	} else {
+		m := map[string]*ast.CommonTableExpression{}
+		for _, c := range w.CTEs {
+			m[c.Name.L] = c
+		}
+		b.ctes = append(b.ctes, m)
+	}
+	return func() { b.ctes = b.ctes[:len(b.ctes)-1] }
+}
+
+func (b *Binder) lookupCTE(name string) (*ast.CommonTableExpression, bool) {
+	for i := len(b.ctes) - 1; i >= 0; i-- {
+		if c, ok := b.ctes[i][strings.ToLower(name)]; ok {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
+	defer b.pushCTEs(sel.With)()
+	if sel.Kind == ast.SelectStmtKindValues {
+		return nil, b.errAt(sel, "VALUES as a query is not supported; use SELECT")
+	}
+	var input Node
+	var in *scope
+	var err error
+	var where []ast.ExprNode
+	if sel.Where != nil {
+		where = splitAnd(sel.Where)
+	}
+	if sel.From != nil {
+		input, in, where, err = b.bindFrom(sel.From.TableRefs, outer, where)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		input = &Values{Rows: [][]any{{}}}
+		in = &scope{parent: outer}
+	}
+	for _, c := range where {
+		pred, err := b.bindPredicate(c, in)
+		if err != nil {
+			return nil, err
+		}
+		input = &Filter{Input: input, Pred: pred}
+	}
+
+	fields := sel.Fields.Fields
+	aggs := collectAggs(sel)
+	hasAgg := len(aggs) > 0 || sel.GroupBy != nil
+	post := in
+	if hasAgg {
+		input, post, err = b.bindAggregate(sel, input, in, aggs)
+		if err != nil {
+			return nil, err
+		}
+		if sel.Having != nil {
+			pred, err := b.bindPredicate(sel.Having.Expr, post)
+			if err != nil {
+				return nil, err
+			}
+			input = &Filter{Input: input, Pred: pred}
+		}
+	} else if sel.Having != nil {
+		return nil, b.errAt(sel.Having.Expr, "HAVING needs GROUP BY or an aggregate")
+	}
+
+	// Select list.
+	var exprs []exec.Expr
+	var cols []Col
+	var fieldAST []ast.ExprNode
+	for _, f := range fields {
+		if f.WildCard != nil {
+			if hasAgg {
+				return nil, b.errAt(sel, "SELECT * is not allowed with GROUP BY or aggregates")
+			}
+			t := f.WildCard.Table.L
+			n := 0
+			for i, c := range in.cols {
+				if t != "" && !strings.EqualFold(c.Table, t) {
+					continue
+				}
+				exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+				cols = append(cols, c)
+				fieldAST = append(fieldAST, nil)
+				n++
+			}
+			if n == 0 && t != "" {
+				return nil, b.errName(f.WildCard.Table.O, "unknown table %s in %s.*", f.WildCard.Table.O, f.WildCard.Table.O)
+			}
+			continue
+		}
+		x, err := b.bindExpr(f.Expr, post)
+		if err != nil {
+			return nil, err
+		}
+		exprs = append(exprs, x)
+		c := Col{Name: fieldName(f), T: x.Type()}
+		if cr, ok := f.Expr.(*ast.ColumnNameExpr); ok && f.AsName.L == "" {
+			c.Table = strings.ToLower(cr.Name.Table.O)
+			if r, ok := x.(*exec.ColRef); ok && r.Idx < len(post.cols) && !hasAgg {
+				c.Table = post.cols[r.Idx].Table
+			}
+		}
+		cols = append(cols, c)
+		fieldAST = append(fieldAST, f.Expr)
+	}
+	visible := len(exprs)
+
+	// ORDER BY: select columns by ordinal, alias or equal text; anything else is computed as
+	// a hidden column and dropped after the sort.
+	var keys []exec.SortKey
+	if sel.OrderBy != nil {
+		for _, item := range sel.OrderBy.Items {
+			idx, err := b.orderColumn(item.Expr, fieldAST, cols[:visible], fields)
+			if err != nil {
+				return nil, err
+			}
+			if idx < 0 {
+				if sel.Distinct {
+					return nil, b.errAt(item.Expr, "ORDER BY expression must appear in the select list of SELECT DISTINCT")
+				}
+				x, err := b.bindExpr(item.Expr, post)
+				if err != nil {
+					return nil, err
+				}
+				idx = len(exprs)
+				exprs = append(exprs, x)
+				cols = append(cols, Col{Name: restore(item.Expr), T: x.Type()})
+			}
+			keys = append(keys, exec.SortKey{Col: idx, Desc: item.Desc})
+		}
+	}
+	var out Node = &Project{Input: input, Exprs: exprs, cols: cols}
+	if sel.Distinct {
+		out = distinct(out)
+	}
+	if len(keys) > 0 {
+		if b.Streaming && sel.Limit == nil {
+			keys = nil // a view is a set: ORDER BY without LIMIT has no meaning there
+		} else {
+			out = &Sort{Input: out, Keys: keys}
+		}
+	}
+	if sel.Limit != nil {
+		if out, err = b.bindLimit(sel.Limit, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(cols) > visible {
+		out = prefix(out, visible)
+	}
+	return out, nil
+}
+
+// prefix projects the first n columns of in.
+func prefix(in Node, n int) Node {
+	sch := in.Schema()
+	exprs := make([]exec.Expr, n)
+	for i := 0; i < n; i++ {
+		exprs[i] = &exec.ColRef{Idx: i, T: sch[i].T, Name: sch[i].Name}
+	}
+	return &Project{Input: in, Exprs: exprs, cols: sch[:n]}
+}
+
+// distinct groups by every column.
+func distinct(in Node) Node {
+	return &Aggregate{Input: in, NumKeys: len(in.Schema()), cols: in.Schema()}
+}
+
+func (b *Binder) bindLimit(l *ast.Limit, in Node) (Node, error) {
+	get := func(e ast.ExprNode) (int64, error) {
+		if e == nil {
+			return -1, nil
+		}
+		x, err := b.bindExpr(e, &scope{})
+		if err != nil {
+			return 0, err
+		}
+		c, ok := x.(*exec.Const)
+		v, isInt := c.V.(int64)
+		if !ok || !isInt || v < 0 {
+			return 0, b.errAt(e, "LIMIT and OFFSET take a non-negative integer")
+		}
+		return v, nil
+	}
+	count, err := get(l.Count)
+	if err != nil {
+		return nil, err
+	}
+	off, err := get(l.Offset)
+	if err != nil {
+		return nil, err
+	}
+	if b.Streaming {
+		return nil, b.errAt(l.Count, "LIMIT is not supported in a materialized view (use window Top-N)")
+	}
+	return &Limit{Input: in, Count: count, Offset: max(off, 0)}, nil
+}
+
+func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col, fields []*ast.SelectField) (int, error) {
+	if p, ok := e.(*ast.PositionExpr); ok {
+		n := p.N
+		if n < 1 || n > len(cols) {
+			return 0, b.errAt(e, "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
+		}
+		return n - 1, nil
+	}
+	if v, ok := e.(*test_driver.ValueExpr); ok {
+		if n, ok := v.GetValue().(int64); ok {
+			if n < 1 || int(n) > len(cols) {
+				return 0, b.errAt(e, "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
+			}
+			return int(n) - 1, nil
+		}
+	}
+	if cn, ok := e.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
+		for i, f := range fields {
+			if f.AsName.L != "" && f.AsName.L == cn.Name.Name.L {
+				return b.fieldIndex(i, fields), nil
+			}
+		}
+	}
+	text := restore(e)
+	for i, f := range fieldAST {
+		if f != nil && restore(f) == text {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+// fieldIndex maps a select field number to its column (no wildcards precede aliased fields
+// in the cases it is used for; wildcard expansion shifts positions otherwise).
+func (b *Binder) fieldIndex(i int, fields []*ast.SelectField) int { return i }
+
+func fieldName(f *ast.SelectField) string {
+	if f.AsName.L != "" {
+		return f.AsName.O
+	}
+	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		return c.Name.Name.O
+	}
+	if t := strings.TrimSpace(f.Text()); t != "" && !strings.Contains(t, "__sx_") {
+		return t
+	}
+	if t := strings.TrimSpace(f.Expr.Text()); t != "" && !strings.Contains(t, "__sx_") {
+		return t
+	}
+	return restore(f.Expr)
+}
+
+// splitAnd splits a predicate into its AND-ed conjuncts.
+func splitAnd(e ast.ExprNode) []ast.ExprNode {
+	if p, ok := e.(*ast.ParenthesesExpr); ok {
+		return splitAnd(p.Expr)
+	}
+	if bin, ok := e.(*ast.BinaryOperationExpr); ok && bin.Op == opcode.LogicAnd {
+		return append(splitAnd(bin.L), splitAnd(bin.R)...)
+	}
+	return []ast.ExprNode{e}
+}
+
+func (b *Binder) bindPredicate(e ast.ExprNode, s *scope) (exec.Expr, error) {
+	x, err := b.bindExpr(e, s)
+	if err != nil {
+		return nil, err
+	}
+	if k := x.Type().Kind; k != types.Bool && k != types.Null {
+		return nil, b.errAt(e, "condition must be BOOLEAN, got %s", x.Type())
+	}
+	return x, nil
+}
+
+// collectAggs lists the distinct aggregate calls of a SELECT's list, HAVING and ORDER BY.
+func collectAggs(sel *ast.SelectStmt) []*ast.AggregateFuncExpr {
+	var out []*ast.AggregateFuncExpr
+	seen := map[string]bool{}
+	v := &aggCollector{fn: func(a *ast.AggregateFuncExpr) {
+		t := restore(a)
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, a)
+		}
+	}}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.Having != nil {
+		sel.Having.Expr.Accept(v)
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return out
+}
+
+type aggCollector struct{ fn func(*ast.AggregateFuncExpr) }
+
+func (c *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.AggregateFuncExpr:
+		c.fn(x)
+		return n, true
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+
+func (c *aggCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+var aggFuncs = map[string]exec.AggFunc{"count": exec.AggCount, "sum": exec.AggSum, "avg": exec.AggAvg, "min": exec.AggMin, "max": exec.AggMax}
+
+func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs []*ast.AggregateFuncExpr) (Node, *scope, error) {
+	as := &aggScope{input: in}
+	var pre []exec.Expr
+	var preCols []Col
+	if sel.GroupBy != nil {
+		for _, item := range sel.GroupBy.Items {
+			e := item.Expr
+			if p, ok := e.(*ast.PositionExpr); ok {
+				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].Expr == nil {
+					return nil, nil, b.errAt(sel, "GROUP BY position %d is not in the select list", p.N)
+				}
+				e = sel.Fields.Fields[p.N-1].Expr
+			} else if cn, ok := e.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {
+				if _, err := in.resolve("", cn.Name.Name.O); err == errNotFound {
+					for _, f := range sel.Fields.Fields {
+						if f.AsName.L == cn.Name.Name.L && f.Expr != nil {
+							e = f.Expr
+						}
+					}
+				}
+			}
+			x, err := b.bindExpr(e, in)
+			if err != nil {
+				return nil, nil, err
+			}
+			keyCol := -1
+			name := restore(e)
+			table := ""
+			if r, ok := x.(*exec.ColRef); ok {
+				keyCol = r.Idx
+				name = in.cols[r.Idx].Name
+				table = in.cols[r.Idx].Table
+			}
+			as.keys = append(as.keys, e)
+			as.keyText = append(as.keyText, restore(e))
+			as.keyCols = append(as.keyCols, keyCol)
+			pre = append(pre, x)
+			preCols = append(preCols, Col{Name: name, Table: table, T: x.Type()})
+		}
+	}
+	as.nkeys = len(pre)
+	var specs []exec.AggSpec
+	outCols := append([]Col{}, preCols...)
+	for _, a := range aggs {
+		fn, ok := aggFuncs[strings.ToLower(a.F)]
+		if !ok {
+			return nil, nil, b.errAt(a, "aggregate function %s is not supported", strings.ToUpper(a.F))
+		}
+		if len(a.Args) != 1 {
+			return nil, nil, b.errAt(a, "%s takes one argument", strings.ToUpper(a.F))
+		}
+		spec := exec.AggSpec{Fn: fn, Distinct: a.Distinct}
+		if fn == exec.AggCount && !a.Distinct {
+			if v, ok := a.Args[0].(*test_driver.ValueExpr); ok && v.GetValue() != nil {
+				spec.Fn = exec.AggCountStar
+			}
+		}
+		if spec.Fn != exec.AggCountStar {
+			x, err := b.bindExpr(a.Args[0], in)
+			if err != nil {
+				return nil, nil, err
+			}
+			t := x.Type()
+			if (fn == exec.AggSum || fn == exec.AggAvg) && !t.IsNumeric() && t.Kind != types.Null && t.Kind != types.Interval {
+				return nil, nil, b.errAt(a, "%s needs a numeric argument, got %s", strings.ToUpper(a.F), t)
+			}
+			if t.Kind == types.Null {
+				x, t = &exec.Const{T: types.TBigInt}, types.TBigInt
+			}
+			spec.Arg = len(pre)
+			spec.In = t
+			pre = append(pre, x)
+			preCols = append(preCols, Col{Name: restore(a.Args[0]), T: t})
+		}
+		specs = append(specs, spec)
+		as.aggText = append(as.aggText, restore(a))
+		outCols = append(outCols, Col{Name: restore(a), T: spec.ResultType()})
+	}
+	proj := &Project{Input: input, Exprs: pre, cols: preCols}
+	agg := &Aggregate{Input: proj, NumKeys: as.nkeys, Aggs: specs, cols: outCols}
+	if w := windowOf(input); w != nil {
+		agg.Window = b.windowInfo(w, pre[:as.nkeys])
+	}
+	return agg, &scope{cols: outCols, parent: in.parent, agg: as}, nil
+}
+
+// bindAggRef binds e after GROUP BY when it is a group key or an aggregate; ok is false when
+// e is neither and must be bound structurally.
+func (b *Binder) bindAggRef(e ast.ExprNode, s *scope) (exec.Expr, bool, error) {
+	as := s.agg
+	if p, ok := e.(*ast.ParenthesesExpr); ok {
+		return b.bindAggRef(p.Expr, s)
+	}
+	text := restore(e)
+	for i, t := range as.keyText {
+		if t == text {
+			return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, true, nil
+		}
+	}
+	switch n := e.(type) {
+	case *ast.AggregateFuncExpr:
+		for j, t := range as.aggText {
+			if t == text {
+				i := as.nkeys + j
+				return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, true, nil
+			}
+		}
+		return nil, true, b.errAt(n, "aggregate %s is not allowed here", text)
+	case *ast.ColumnNameExpr:
+		idx, err := as.input.resolve(n.Name.Table.O, n.Name.Name.O)
+		if err != nil {
+			x, err := b.bindColumn(n, as.input)
+			return x, true, err
+		}
+		for i, k := range as.keyCols {
+			if k == idx {
+				return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, true, nil
+			}
+		}
+		return nil, true, b.errName(n.Name.Name.O, "column %s must appear in the GROUP BY clause or be used in an aggregate function", n.Name.Name.O)
+	}
+	return nil, false, nil
+}
+
+func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
+	defer b.pushCTEs(n.With)()
+	node, err := b.bindSetList(n.SelectList, outer)
+	if err != nil {
+		return nil, err
+	}
+	if n.OrderBy != nil {
+		cols := node.Schema()
+		var keys []exec.SortKey
+		for _, item := range n.OrderBy.Items {
+			idx := -1
+			switch e := item.Expr.(type) {
+			case *ast.PositionExpr:
+				idx = e.N - 1
+			case *ast.ColumnNameExpr:
+				for i, c := range cols {
+					if strings.EqualFold(c.Name, e.Name.Name.O) {
+						idx = i
+						break
+					}
+				}
+			}
+			if idx < 0 || idx >= len(cols) {
+				return nil, b.errAt(item.Expr, "ORDER BY of a set operation must name an output column or position")
+			}
+			keys = append(keys, exec.SortKey{Col: idx, Desc: item.Desc})
+		}
+		if !b.Streaming {
+			node = &Sort{Input: node, Keys: keys}
+		}
+	}
+	if n.Limit != nil {
+		return b.bindLimit(n.Limit, node)
+	}
+	return node, nil
+}
+
+func (b *Binder) bindSetList(l *ast.SetOprSelectList, outer *scope) (Node, error) {
+	var acc Node
+	for i, s := range l.Selects {
+		var node Node
+		var err error
+		var op *ast.SetOprType
+		switch x := s.(type) {
+		case *ast.SelectStmt:
+			node, err = b.bindSelect(x, outer)
+			op = x.AfterSetOperator
+		case *ast.SetOprSelectList:
+			node, err = b.bindSetList(x, outer)
+			op = x.AfterSetOperator
+		default:
+			return nil, b.errAt(l, "unsupported set operation operand")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			acc = node
+			continue
+		}
+		if acc, err = b.setOp(acc, node, *op, s); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
+}
+
+func (b *Binder) setOp(l, r Node, op ast.SetOprType, at ast.Node) (Node, error) {
+	lc, rc := l.Schema(), r.Schema()
+	if len(lc) != len(rc) {
+		return nil, b.errAt(at, "each side of %s must have the same number of columns: %d and %d", setOpName(op), len(lc), len(rc))
+	}
+	cols := make([]Col, len(lc))
+	for i := range lc {
+		t, err := exec.CommonType(lc[i].T, rc[i].T)
+		if err != nil {
+			return nil, b.errAt(at, "column %d of %s: %s", i+1, setOpName(op), err)
+		}
+		cols[i] = Col{Name: lc[i].Name, T: t}
+	}
+	lp, err := coerceAll(l, cols)
+	if err != nil {
+		return nil, b.errAt(at, "%s", err)
+	}
+	rp, err := coerceAll(r, cols)
+	if err != nil {
+		return nil, b.errAt(at, "%s", err)
+	}
+	switch op {
+	case ast.UnionAll:
+		return &Union{Inputs: []Node{lp, rp}}, nil
+	case ast.Union:
+		return distinct(&Union{Inputs: []Node{lp, rp}}), nil
+	case ast.Intersect, ast.Except:
+		return b.intersectExcept(lp, rp, cols, op == ast.Intersect), nil
+	}
+	return nil, b.errAt(at, "%s is not supported", setOpName(op))
+}
+
+// intersectExcept tags each side's rows, counts the tags per distinct row and keeps the rows
+// present on both sides (INTERSECT) or only on the left (EXCEPT).
+func (b *Binder) intersectExcept(l, r Node, cols []Col, intersect bool) Node {
+	tag := func(n Node, left bool) Node {
+		exprs := make([]exec.Expr, 0, len(cols)+2)
+		pc := append([]Col{}, cols...)
+		for i, c := range cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		one, zero := &exec.Const{V: int64(1), T: types.TBigInt}, &exec.Const{V: int64(0), T: types.TBigInt}
+		if left {
+			exprs = append(exprs, one, zero)
+		} else {
+			exprs = append(exprs, zero, one)
+		}
+		pc = append(pc, Col{Name: "l", T: types.TBigInt}, Col{Name: "r", T: types.TBigInt})
+		return &Project{Input: n, Exprs: exprs, cols: pc}
+	}
+	u := &Union{Inputs: []Node{tag(l, true), tag(r, false)}}
+	k := len(cols)
+	aggCols := append(append([]Col{}, cols...), Col{Name: "l", T: types.TBigInt}, Col{Name: "r", T: types.TBigInt})
+	agg := &Aggregate{Input: u, NumKeys: k, cols: aggCols, Aggs: []exec.AggSpec{
+		{Fn: exec.AggSum, Arg: k, In: types.TBigInt}, {Fn: exec.AggSum, Arg: k + 1, In: types.TBigInt}}}
+	zero := &exec.Const{V: int64(0), T: types.TBigInt}
+	lpos, _ := exec.NewBinary(">", &exec.ColRef{Idx: k, T: types.TBigInt}, zero)
+	rop := "="
+	if intersect {
+		rop = ">"
+	}
+	rcond, _ := exec.NewBinary(rop, &exec.ColRef{Idx: k + 1, T: types.TBigInt}, zero)
+	pred, _ := exec.NewBinary("AND", lpos, rcond)
+	return prefix(&Filter{Input: agg, Pred: pred}, k)
+}
+
+func coerceAll(n Node, cols []Col) (Node, error) {
+	sch := n.Schema()
+	same := true
+	exprs := make([]exec.Expr, len(cols))
+	for i, c := range cols {
+		var e exec.Expr = &exec.ColRef{Idx: i, T: sch[i].T, Name: sch[i].Name}
+		if sch[i].T != c.T {
+			same = false
+			var err error
+			if e, err = exec.Coerce(e, c.T); err != nil {
+				return nil, err
+			}
+		}
+		exprs[i] = e
+	}
+	if same {
+		return n, nil
+	}
+	out := make([]Col, len(cols))
+	for i := range cols {
+		out[i] = Col{Name: sch[i].Name, Table: sch[i].Table, T: cols[i].T}
+	}
+	return &Project{Input: n, Exprs: exprs, cols: out}, nil
+}
+
+// scanOf builds the scan of a relation under an alias.
+func scanOf(rel *Relation, alias string) *Scan {
+	q := strings.ToLower(alias)
+	cols := make([]Col, len(rel.Cols))
+	for i, c := range rel.Cols {
+		cols[i] = Col{Name: c.Name, Table: q, T: c.Type}
+	}
+	return &Scan{Rel: rel, Alias: alias, cols: cols}
+}
+
+func (b *Binder) relation(name string) (*Relation, error) {
+	rel, ok := b.Cat.Relation(name)
+	if !ok {
+		msg := fmt.Sprintf("table %s does not exist", name)
+		if sim := catalog.Similar(name, b.Cat.RelationNames()); sim != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", sim)
+		}
+		return nil, b.errName(name, "%s", msg)
+	}
+	return rel, nil
+}
+
+// windowOf returns the window TVF node under filters, or nil.
+func windowOf(n Node) *Window {
+	for {
+		switch x := n.(type) {
+		case *Window:
+			return x
+		case *Filter:
+			n = x.Input
+		default:
+			return nil
+		}
+	}
+}
+
+// windowInfo makes an aggregate over a window TVF windowed when its keys include the
+// TVF's window_start and window_end.
+func (b *Binder) windowInfo(w *Window, keys []exec.Expr) *WindowInfo {
+	ws := len(w.Input.Schema())
+	hasStart, end := false, -1
+	for i, k := range keys {
+		if r, ok := k.(*exec.ColRef); ok {
+			hasStart = hasStart || r.Idx == ws
+			if r.Idx == ws+1 {
+				end = i
+			}
+		}
+	}
+	if !hasStart || end < 0 {
+		return nil
+	}
+	return &WindowInfo{TVF: w.TVF, EmitOnClose: b.Stmt.EmitOnClose, EndKey: end}
+}
+
+// CoerceTo casts a plan's columns to the given types (INSERT ... SELECT).
+func CoerceTo(n Node, ts []types.T) (Node, error) {
+	sch := n.Schema()
+	if len(sch) != len(ts) {
+		return nil, fmt.Errorf("query returns %d columns, %d expected", len(sch), len(ts))
+	}
+	cols := make([]Col, len(ts))
+	for i, t := range ts {
+		cols[i] = Col{Name: sch[i].Name, T: t}
+	}
+	return coerceAll(n, cols)
+}
+
+// BindPredicate binds a boolean condition over the given columns.
+func (b *Binder) BindPredicate(e ast.ExprNode, cols []Col) (exec.Expr, error) {
+	return b.bindPredicate(e, &scope{cols: cols})
+}
+
+func setOpName(op ast.SetOprType) string {
+	switch op {
+	case ast.Union:
+		return "UNION"
+	case ast.UnionAll:
+		return "UNION ALL"
+	case ast.Except:
+		return "EXCEPT"
+	case ast.Intersect:
+		return "INTERSECT"
+	}
+	return "a set operation"
+}

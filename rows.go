@@ -1,0 +1,257 @@
+package streamsql
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+
+	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Rows iterates over a statement's result.
+type Rows struct {
+	ctx   context.Context
+	cols  []engine.Column
+	res   *engine.Result
+	batch int
+	row   int
+	cur   []any
+	err   error
+	// SUBSCRIBE: pending changes of the last received batch.
+	sub     *engine.Subscription
+	pending []engine.Change
+	closed  chan struct{}
+}
+
+func newRows(ctx context.Context, res *engine.Result) *Rows {
+	return &Rows{ctx: ctx, cols: res.Cols, res: res, row: -1, sub: res.Sub, closed: make(chan struct{})}
+}
+
+// Columns returns the column names.
+func (r *Rows) Columns() []string {
+	out := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// ColumnTypes returns the SQL type names of the columns (e.g. BIGINT, DECIMAL(10,2)).
+func (r *Rows) ColumnTypes() []string {
+	out := make([]string, len(r.cols))
+	for i, c := range r.cols {
+		out[i] = c.Type.String()
+	}
+	return out
+}
+
+// Next advances to the next row. For SUBSCRIBE it blocks until a change arrives, the
+// context is cancelled or Close is called.
+func (r *Rows) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	if r.sub != nil {
+		return r.nextChange()
+	}
+	for r.batch < len(r.res.Batches) {
+		b := r.res.Batches[r.batch]
+		r.row++
+		if r.row < b.N {
+			r.cur = make([]any, len(r.cols))
+			for i, c := range r.cols {
+				r.cur[i] = goValue(exec.Value(b.Cols[i], r.row), c.Type)
+			}
+			return true
+		}
+		r.batch++
+		r.row = -1
+	}
+	return false
+}
+
+func (r *Rows) nextChange() bool {
+	for len(r.pending) == 0 {
+		select {
+		case ch, ok := <-r.sub.C:
+			if !ok {
+				r.err = r.sub.Err()
+				return false
+			}
+			r.pending = ch
+		case <-r.ctx.Done():
+			r.err = r.ctx.Err()
+			r.sub.Close()
+			return false
+		case <-r.closed:
+			return false
+		}
+	}
+	c := r.pending[0]
+	r.pending = r.pending[1:]
+	r.cur = make([]any, len(r.cols))
+	r.cur[0] = c.Op
+	for i, v := range c.Row {
+		r.cur[i+1] = goValue(v, r.cols[i+1].Type)
+	}
+	return true
+}
+
+// Values returns the current row as Go values: int64, float64, bool, string, time.Time
+// (DATE and TIMESTAMP, UTC) or nil; DECIMAL and INTERVAL as strings.
+func (r *Rows) Values() []any { return r.cur }
+
+// Scan copies the current row into dest (pointers to any, int64, float64, string, bool,
+// time.Time).
+func (r *Rows) Scan(dest ...any) error {
+	if r.cur == nil {
+		return fmt.Errorf("Scan called without a successful Next")
+	}
+	if len(dest) != len(r.cur) {
+		return fmt.Errorf("Scan: %d destinations for %d columns", len(dest), len(r.cur))
+	}
+	for i, d := range dest {
+		if err := assign(d, r.cur[i]); err != nil {
+			return fmt.Errorf("Scan column %s: %w", r.cols[i].Name, err)
+		}
+	}
+	return nil
+}
+
+func assign(d, v any) error {
+	switch p := d.(type) {
+	case *any:
+		*p = v
+		return nil
+	case *int64:
+		if x, ok := v.(int64); ok {
+			*p = x
+			return nil
+		}
+	case *int:
+		if x, ok := v.(int64); ok {
+			*p = int(x)
+			return nil
+		}
+	case *float64:
+		switch x := v.(type) {
+		case float64:
+			*p = x
+			return nil
+		case int64:
+			*p = float64(x)
+			return nil
+		}
+	case *string:
+		switch x := v.(type) {
+		case string:
+			*p = x
+			return nil
+		case nil:
+		default:
+			*p = fmt.Sprint(x)
+			return nil
+		}
+	case *bool:
+		if x, ok := v.(bool); ok {
+			*p = x
+			return nil
+		}
+	case *time.Time:
+		if x, ok := v.(time.Time); ok {
+			*p = x
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot store %T in %T", v, d)
+}
+
+// Err returns the error that ended iteration, if any (a cancelled SUBSCRIBE reports the
+// context's error).
+func (r *Rows) Err() error {
+	if r.err == io.EOF {
+		return nil
+	}
+	return r.err
+}
+
+// Close releases the rows; for SUBSCRIBE it ends the subscription. It is idempotent.
+func (r *Rows) Close() error {
+	select {
+	case <-r.closed:
+		return nil
+	default:
+	}
+	close(r.closed)
+	if r.sub != nil {
+		r.sub.Close()
+	}
+	return nil
+}
+
+// goValue converts a physical value of type t to its Go form.
+func goValue(v any, t types.T) any {
+	if v == nil {
+		return nil
+	}
+	switch t.Kind {
+	case types.Decimal, types.Interval:
+		return types.Display(v, t)
+	case types.Date:
+		return time.UnixMilli(v.(int64) * types.MsPerDay).UTC()
+	case types.Timestamp:
+		return time.UnixMilli(v.(int64)).UTC()
+	}
+	return v
+}
+
+// toExternal converts a physical column to its external Arrow type.
+func toExternal(a arrow.Array, t types.T) arrow.Array {
+	dt := t.ExternalArrowType()
+	if arrow.TypeEqual(dt, a.DataType()) {
+		a.Retain()
+		return a
+	}
+	b := array.NewBuilder(exec.Mem, dt)
+	defer b.Release()
+	n := a.Len()
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v := exec.Value(a, i).(int64)
+		switch x := b.(type) {
+		case *array.Int32Builder:
+			x.Append(int32(v))
+		case *array.Decimal128Builder:
+			x.Append(decimal128.FromI64(v))
+		case *array.Date32Builder:
+			x.Append(arrow.Date32(v))
+		case *array.TimestampBuilder:
+			x.Append(arrow.Timestamp(v))
+		case *array.DurationBuilder:
+			x.Append(arrow.Duration(v))
+		case *array.NullBuilder:
+			x.AppendNull()
+		}
+	}
+	return b.NewArray()
+}
+
+// typeName is the database type name reported to database/sql.
+func typeName(t types.T) string {
+	s := t.String()
+	if i := strings.IndexByte(s, '('); i >= 0 && t.Kind != types.Decimal {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,112 @@
+// Package sql turns the user's SQL text into parsed statements.
+//
+// Invariant: users never see carrier text. Every *Error this package returns
+// (and every *Error made with Stmt.ErrorAt / ErrorAtPos / PosOf) is positioned
+// in the user's text (1-based line and column, columns in characters, counted
+// from the start of the whole text given to Parse), and no message shows
+// carrier text or a __sx_ name the user did not write.
+//
+// # Pipeline
+//
+//  1. A tokenizer of our own with MySQL lexical rules (token.go): identifiers,
+//     `backquoted`, '...' and "..." strings (doubled quotes and backslash escapes),
+//     numbers, operators, ? and comments (-- , #, /* */; comments are dropped,
+//     so TiDB never interprets /*! ... */ or hints).
+//  2. Statements are split on ';' tokens.
+//  3. A front pass over the tokens (rewrite.go, stmts.go) rewrites the
+//     Flink-style clauses TiDB rejects into "carrier" forms it accepts, keeps
+//     every sub-expression in place, records the streaming meaning in Stmt
+//     fields, and keeps a position map (carrier offset -> user offset).
+//  4. github.com/pingcap/tidb/pkg/parser (SQL mode PIPES_AS_CONCAT, literals
+//     from parser/test_driver) parses the carrier. Its errors (`line L column C
+//     near "..."`) are mapped back: `syntax error near "<user text>" at line L,
+//     column C` or `syntax error: unexpected end of statement at ...`. TiDB
+//     panics are recovered into *Error; Parse never panics.
+//
+// The prefix __sx_ is reserved: a user identifier starting with it is an error.
+//
+// # What the binder sees, carrier by carrier
+//
+// Interval literals. Every `INTERVAL <n|'n'> <unit>` (units MILLISECOND,
+// SECOND, MINUTE, HOUR, DAY, WEEK, singular or plural, any case; values may be
+// signed or decimal if the result is whole milliseconds) becomes
+//
+//	*ast.FuncCallExpr{FnName.L: "__sx_interval", Args: [*test_driver.ValueExpr (int64 ms)]}
+//
+// and, for a negative interval, Args[0] is *ast.UnaryOperationExpr{Op:
+// opcode.Minus, V: *test_driver.ValueExpr}. Use IntervalMillis(e). TiDB's own
+// interval arithmetic never appears: `ts - INTERVAL '5' SECOND` is
+// *ast.BinaryOperationExpr{Op: opcode.Minus, L: ts, R: __sx_interval(5000)},
+// and DATE_ADD / DATE_SUB / ADDDATE / SUBDATE are emitted as generic calls:
+// `DATE_ADD(ts, INTERVAL 1 DAY)` is *ast.FuncCallExpr{FnName.L: "date_add",
+// Args: [ts, __sx_interval(86400000)]} (no *ast.TimeUnitExpr).
+// `INTERVAL(a, b, ...)` (MySQL's function) is left alone.
+//
+// CREATE TABLE (Kind KindCreateTable, Node *ast.CreateTableStmt).
+// `WATERMARK FOR c AS e` is removed from the element list and becomes
+// Stmt.Watermark{Column: "c", Expr: e}: e is a stand-alone ast.ExprNode parsed
+// by TiDB (intervals inside are carriers); TiDB did not check that c exists.
+// `NOT ENFORCED` is dropped: the key is an *ast.Constraint{Tp:
+// ast.ConstraintPrimaryKey} or a column option ast.ColumnOptionPrimaryKey.
+// `VARCHAR` without a length and `STRING` become TEXT: Tp mysql.TypeBlob,
+// flen -1 (VARCHAR(n) stays mysql.TypeVarchar). BOOLEAN/BOOL is
+// mysql.TypeTiny with flen 1; INT mysql.TypeLong; BIGINT mysql.TypeLonglong;
+// DOUBLE mysql.TypeDouble; DECIMAL(p,s) mysql.TypeNewDecimal (flen p,
+// decimal s); DATE mysql.TypeDate; TIMESTAMP(3) mysql.TypeTimestamp with
+// decimal 3. `WITH (k = v, ...)` after the element list becomes Stmt.Options
+// (keys lowercased, quotes removed).
+//
+// Window TVFs. `TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' SECOND))`
+// (also HOP, SESSION [PARTITION BY], CUMULATE) becomes a plain table name:
+//
+//	*ast.TableSource{Source: *ast.TableName{Name.O: "__sx_tvf_0"}, AsName: <user alias or "">}
+//
+// and Stmt.Windows["__sx_tvf_0"] describes the window (n counts from 0 per
+// statement). Window arguments are interval literals only, in milliseconds.
+//
+// Temporal joins. `t FOR SYSTEM_TIME AS OF e [AS] a` becomes TiDB's stale
+// read `t AS a AS OF TIMESTAMP e`:
+//
+//	*ast.TableSource{AsName: "a", Source: *ast.TableName{Name: t, AsOf: &ast.AsOfClause{TsExpr: e}}}
+//
+// A user-written `t AS OF TIMESTAMP e` gives the same AST and means the same.
+// `PROCTIME()` is a generic *ast.FuncCallExpr{FnName.L: "proctime"}.
+//
+// FULL [OUTER] JOIN becomes STRAIGHT_JOIN: *ast.Join{Tp: 0 (no JoinType;
+// a plain JOIN is ast.CrossJoin), StraightJoin: true, On: ..., Using: ...}. A user-written STRAIGHT_JOIN is an
+// error, so StraightJoin always means FULL OUTER JOIN.
+//
+// CAST. Every `CAST(e AS T)` becomes *ast.FuncCallExpr{FnName.L: "__sx_cast",
+// Args: [e, *test_driver.ValueExpr (string T)]}, TRY_CAST likewise with
+// "__sx_try_cast". T is the type as written, uppercased, words separated by one
+// space, no spaces around parentheses and commas: "BIGINT", "VARCHAR",
+// "VARCHAR(10)", "DECIMAL(10,2)", "TIMESTAMP(3)", "DOUBLE PRECISION". Use CastOf(e).
+//
+// CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS q [EMIT ON WINDOW
+// CLOSE | EMIT ON UPDATE] (Kind KindCreateView): Node is q alone, an
+// *ast.SelectStmt or *ast.SetOprStmt; EmitOnClose is set by EMIT ON WINDOW CLOSE.
+//
+// Statements TiDB lacks (SUBSCRIBE, FLUSH, CHECKPOINT, BACKUP TO, SET, CREATE /
+// DROP SINK, DROP MATERIALIZED VIEW, SHOW [MATERIALIZED] VIEWS, SHOW SINKS)
+// are parsed here; their Node is nil.
+//
+// Passed to TiDB unchanged (Kind KindTiDB unless noted): SELECT with joins,
+// subqueries, CTEs, UNION / INTERSECT / EXCEPT (*ast.SetOprStmt), window
+// functions; INSERT, UPDATE, DELETE, DROP TABLE, SHOW TABLES, DESCRIBE t
+// (*ast.ExplainStmt wrapping *ast.ShowStmt), EXPLAIN. Natively parsed
+// literals: `TIMESTAMP '2024-01-01 00:00:01'` is *ast.FuncCallExpr{FnName.L:
+// ast.TimestampLiteral, Args: [*test_driver.ValueExpr (string)]}, `DATE '...'`
+// uses ast.DateLiteral. `a || b` is *ast.FuncCallExpr{FnName.L: "concat"}.
+// EXTRACT(HOUR FROM ts) is *ast.FuncCallExpr{FnName.L: "extract", Args:
+// [*ast.TimeUnitExpr, ts]}.
+//
+// Placeholders: each `?` is a *test_driver.ParamMarkerExpr whose Order is 0
+// (TiDB's parser does not number them): number them by ascending Offset. The
+// front pass never reorders text that can hold a `?`, so Offset order is the
+// order written.
+//
+// Positions for binder errors: Stmt.ErrorAt(name, ...) locates the first
+// identifier token equal to name; Stmt.PosOf(node) maps an expression node's
+// TiDB offset back to the user's text (tables and joins have no offset in
+// TiDB's AST and map to the start of the statement).
+package sql

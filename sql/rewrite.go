@@ -1,0 +1,547 @@
+package sql
+
+import (
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// seg maps carrier text [c, c+n) to user text [u, u+n). n == 0 marks
+// synthetic carrier text, all of which maps to u (the user token it stands for).
+type seg struct{ c, u, n int }
+
+// posMap maps carrier offsets back to offsets in the user's text.
+type posMap struct {
+	segs      []seg
+	userStart int    // user offset of the statement (or sub-part) start
+	userEnd   int    // user offset just after its last token
+	clen      int    // carrier length
+	what      string // what the carrier is, for "unexpected end of <what>"
+}
+
+func (m *posMap) user(c int) int {
+	if c >= m.clen {
+		return m.userEnd
+	}
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].c > c }) - 1
+	if i < 0 {
+		return m.userStart
+	}
+	s := m.segs[i]
+	switch {
+	case s.n == 0:
+		return s.u
+	case c-s.c < s.n:
+		return s.u + c - s.c
+	default:
+		return s.u + s.n
+	}
+}
+
+// rewriter is the front pass over one statement's tokens: it emits the
+// carrier text TiDB parses and records the position map and side tables.
+type rewriter struct {
+	src     string
+	toks    []token
+	b       []byte
+	segs    []seg
+	last    int // user end offset of the last verbatim token, -1 after synthetic text
+	windows map[string]*WindowTVF
+	match   []int // matchParen's table, built on first use
+}
+
+func newRewriter(src string, toks []token) *rewriter {
+	return &rewriter{src: src, toks: toks, last: -1}
+}
+
+// reset starts a new carrier text (for a sub-part such as a watermark or a view's query).
+func (r *rewriter) reset() { r.b, r.segs, r.last = r.b[:0], nil, -1 }
+
+// tok emits a user token verbatim; adjacent user tokens stay adjacent (x'1F').
+func (r *rewriter) tok(t token) {
+	if len(r.b) > 0 && t.off != r.last {
+		r.b = append(r.b, ' ')
+	}
+	r.segs = append(r.segs, seg{len(r.b), t.off, len(t.raw)})
+	r.b = append(r.b, t.raw...)
+	r.last = t.end
+}
+
+// syn emits synthetic carrier text standing for the user text at uoff.
+func (r *rewriter) syn(s string, uoff int) {
+	if len(r.b) > 0 {
+		r.b = append(r.b, ' ')
+	}
+	r.segs = append(r.segs, seg{len(r.b), uoff, 0})
+	r.b = append(r.b, s...)
+	r.last = -1
+}
+
+// carrier returns the carrier text and its position map; ustart/uend are the
+// user offsets of the part rewritten.
+func (r *rewriter) carrier(ustart, uend int) (string, *posMap) {
+	segs := append([]seg(nil), r.segs...)
+	return string(r.b), &posMap{segs: segs, userStart: ustart, userEnd: uend, clen: len(r.b), what: "statement"}
+}
+
+func (r *rewriter) errAt(i int, format string, args ...any) *Error {
+	return errAtOff(r.src, r.offOf(i), format, args...)
+}
+
+// offOf is the user offset of token i (the end of the statement past its last token).
+func (r *rewriter) offOf(i int) int {
+	if i < len(r.toks) {
+		return r.toks[i].off
+	}
+	if len(r.toks) == 0 {
+		return 0
+	}
+	return r.toks[len(r.toks)-1].end
+}
+
+// at returns token i, or a zero token past the end.
+func (r *rewriter) at(i int) token {
+	if i >= 0 && i < len(r.toks) {
+		return r.toks[i]
+	}
+	return token{kind: tkOp, off: r.offOf(i)}
+}
+
+// matchParen returns the index of the ')' closing the '(' at i, or -1.
+// The table of matches is computed once per statement.
+func (r *rewriter) matchParen(i int) int {
+	if r.match == nil {
+		r.match = make([]int, len(r.toks))
+		var stack []int
+		for k, t := range r.toks {
+			r.match[k] = -1
+			switch {
+			case t.op("("):
+				stack = append(stack, k)
+			case t.op(")") && len(stack) > 0:
+				r.match[stack[len(stack)-1]] = k
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if i < 0 || i >= len(r.toks) {
+		return -1
+	}
+	return r.match[i]
+}
+
+// checkName rejects user identifiers using the reserved carrier prefix.
+func (r *rewriter) checkName(i int) *Error {
+	t := r.toks[i]
+	if t.isName() && len(t.val) >= 5 && strings.EqualFold(t.val[:5], "__sx_") {
+		return r.errAt(i, "identifier %s uses the reserved prefix __sx_", t.val)
+	}
+	return nil
+}
+
+// dateFuncs are MySQL functions with a special `INTERVAL e unit` grammar; they
+// are emitted backquoted so TiDB parses them as generic calls with the carrier.
+var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": true, "SUBDATE": true}
+
+// rewriteRange emits tokens [i, j), rewriting every carrier it meets.
+func (r *rewriter) rewriteRange(i, j int) *Error {
+	for k := i; k < j; {
+		t := r.toks[k]
+		if err := r.checkName(k); err != nil {
+			return err
+		}
+		if t.kind != tkIdent {
+			r.tok(t)
+			k++
+			continue
+		}
+		next := r.at(k + 1)
+		up := strings.ToUpper(t.raw)
+		switch {
+		case up == "INTERVAL" && !next.op("("):
+			ms, nk, err := r.parseInterval(k)
+			if err != nil {
+				return err
+			}
+			r.syn("`__sx_interval`("+strconv.FormatInt(ms, 10)+")", t.off)
+			k = nk
+		case (up == "CAST" || up == "TRY_CAST") && next.op("("):
+			nk, err := r.rewriteCast(k, j)
+			if err != nil {
+				return err
+			}
+			k = nk
+		case up == "TABLE" && next.op("(") && k+1 < j:
+			nk, err := r.rewriteTVF(k)
+			if err != nil {
+				return err
+			}
+			k = nk
+		case up == "FOR" && r.at(k+1).is("SYSTEM_TIME") && r.at(k+2).is("AS") && r.at(k+3).is("OF"):
+			nk, err := r.rewriteSystemTime(k, j)
+			if err != nil {
+				return err
+			}
+			k = nk
+		case up == "FULL" && (next.is("JOIN") || next.is("OUTER") && r.at(k+2).is("JOIN")):
+			r.syn("STRAIGHT_JOIN", t.off)
+			k += 2
+			if next.is("OUTER") {
+				k++
+			}
+		case up == "STRAIGHT_JOIN":
+			return r.errAt(k, "STRAIGHT_JOIN is not supported")
+		case dateFuncs[up] && next.op("("):
+			r.syn("`"+up+"`", t.off)
+			k++
+		default:
+			r.tok(t)
+			k++
+		}
+	}
+	return nil
+}
+
+// intervalUnits maps interval units (singular) to milliseconds.
+var intervalUnits = map[string]int64{
+	"MILLISECOND": 1, "SECOND": 1000, "MINUTE": 60_000, "HOUR": 3_600_000,
+	"DAY": 86_400_000, "WEEK": 7 * 86_400_000,
+}
+
+const unitList = "MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK (singular or plural)"
+
+// parseInterval parses `INTERVAL ['+'|'-'] (number | 'number') unit` at i and
+// returns the interval in milliseconds and the index after it.
+func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
+	k := i + 1
+	sign := ""
+	if t := r.at(k); t.op("-") || t.op("+") {
+		sign = t.raw
+		k++
+	}
+	v := r.at(k)
+	if v.kind != tkString && v.kind != tkNumber {
+		return 0, 0, r.errAt(i, "INTERVAL needs a literal value, as in INTERVAL '10' SECOND")
+	}
+	u := r.at(k + 1)
+	if u.kind != tkIdent {
+		return 0, 0, r.errAt(i, "expected an interval unit after INTERVAL %s; expected one of %s", v.raw, unitList)
+	}
+	unit := strings.ToUpper(u.raw)
+	ums, ok := intervalUnits[unit]
+	if !ok && strings.HasSuffix(unit, "S") {
+		ums, ok = intervalUnits[unit[:len(unit)-1]]
+	}
+	if !ok {
+		return 0, 0, r.errAt(i, "invalid interval unit %s; expected one of %s", u.raw, unitList)
+	}
+	neg := sign == "-"
+	text := strings.TrimSpace(v.val)
+	if strings.HasPrefix(text, "-") {
+		neg, text = !neg, text[1:]
+	} else if strings.HasPrefix(text, "+") {
+		text = text[1:]
+	}
+	q, ok := new(big.Rat).SetString(text)
+	if !ok || text == "" || strings.ContainsAny(text, "/eExX") {
+		return 0, 0, r.errAt(i, "invalid interval value %s", v.raw)
+	}
+	q.Mul(q, new(big.Rat).SetInt64(ums))
+	if !q.IsInt() || !q.Num().IsInt64() {
+		return 0, 0, r.errAt(i, "interval %s %s is not a whole number of milliseconds", v.raw, u.raw)
+	}
+	ms := q.Num().Int64()
+	if neg {
+		ms = -ms
+	}
+	return ms, k + 2, nil
+}
+
+// rewriteCast emits CAST(e AS T) / TRY_CAST(e AS T) at i as
+// __sx_cast(e, 'T') / __sx_try_cast(e, 'T') and returns the index after it.
+func (r *rewriter) rewriteCast(i, j int) (int, *Error) {
+	m := r.matchParen(i + 1)
+	if m < 0 || m >= j {
+		return 0, r.errAt(i, "missing ) after %s(", strings.ToUpper(r.toks[i].raw))
+	}
+	as, depth := -1, 0
+	for k := i + 2; k < m; k++ {
+		t := r.toks[k]
+		if t.op("(") {
+			depth++
+		} else if t.op(")") {
+			depth--
+		} else if depth == 0 && t.is("AS") {
+			as = k
+			break
+		}
+	}
+	name := strings.ToUpper(r.toks[i].raw)
+	if as < 0 || as == i+2 {
+		return 0, r.errAt(i, "expected %s(expression AS type)", name)
+	}
+	if as+1 == m {
+		return 0, r.errAt(m, "expected a type after AS in %s", name)
+	}
+	var typ strings.Builder
+	prevWord := false
+	for k := as + 1; k < m; k++ {
+		t := r.toks[k]
+		switch t.kind {
+		case tkIdent, tkNumber:
+			if prevWord {
+				typ.WriteByte(' ')
+			}
+			typ.WriteString(strings.ToUpper(t.raw))
+			prevWord = true
+		case tkOp:
+			if !t.op("(") && !t.op(")") && !t.op(",") {
+				return 0, r.errAt(k, "unexpected %s in the type of %s", t.raw, name)
+			}
+			typ.WriteString(t.raw)
+			prevWord = false
+		default:
+			return 0, r.errAt(k, "unexpected %s in the type of %s", t.raw, name)
+		}
+	}
+	// Carrier names are backquoted: TiDB's lexer looks up every bare
+	// identifier starting with '_' as a charset introducer, which costs a
+	// stack-capturing error each time.
+	fn := "`__sx_cast`("
+	if name == "TRY_CAST" {
+		fn = "`__sx_try_cast`("
+	}
+	r.syn(fn, r.toks[i].off)
+	if err := r.rewriteRange(i+2, as); err != nil {
+		return 0, err
+	}
+	r.syn(", '"+typ.String()+"')", r.toks[as].off)
+	return m + 1, nil
+}
+
+var windowKinds = map[string]WindowKind{"TUMBLE": Tumble, "HOP": Hop, "SESSION": Session, "CUMULATE": Cumulate}
+
+var windowUsage = [...]string{
+	Tumble:   "TUMBLE(TABLE t, DESCRIPTOR(col), size)",
+	Hop:      "HOP(TABLE t, DESCRIPTOR(col), slide, size)",
+	Session:  "SESSION(TABLE t [PARTITION BY k, ...], DESCRIPTOR(col), gap)",
+	Cumulate: "CUMULATE(TABLE t, DESCRIPTOR(col), step, size)",
+}
+
+// rewriteTVF emits TABLE(<window fn>(...)) at i as the table name __sx_tvf_<n>
+// and records the window in r.windows.
+func (r *rewriter) rewriteTVF(i int) (int, *Error) {
+	end := r.matchParen(i + 1)
+	if end < 0 {
+		return 0, r.errAt(i+1, "missing ) after TABLE(")
+	}
+	fn := r.at(i + 2)
+	kind, ok := windowKinds[strings.ToUpper(fn.raw)]
+	if fn.kind != tkIdent || !ok {
+		return 0, r.errAt(i+2, "expected TUMBLE, HOP, SESSION or CUMULATE in TABLE(...)")
+	}
+	usage := "expected " + windowUsage[kind]
+	if !r.at(i + 3).op("(") {
+		return 0, r.errAt(i+3, "%s", usage)
+	}
+	close := r.matchParen(i + 3)
+	if close+1 != end {
+		return 0, r.errAt(close+1, "expected ) after %s(...)", fn.raw)
+	}
+	w := &WindowTVF{Kind: kind, Pos: posAt(r.src, r.toks[i].off)}
+	k := i + 4
+	name := func() (string, *Error) {
+		if !r.at(k).isName() {
+			return "", r.errAt(k, "%s", usage)
+		}
+		if err := r.checkName(k); err != nil {
+			return "", err
+		}
+		k++
+		return r.toks[k-1].val, nil
+	}
+	var err *Error
+	if !r.at(k).is("TABLE") {
+		return 0, r.errAt(k, "%s", usage)
+	}
+	k++
+	if w.Table, err = name(); err != nil {
+		return 0, err
+	}
+	if r.at(k).op(".") {
+		return 0, r.errAt(k, "qualified table names are not supported in %s", fn.raw)
+	}
+	if r.at(k).is("PARTITION") && r.at(k+1).is("BY") {
+		if kind != Session {
+			return 0, r.errAt(k, "PARTITION BY is only supported in SESSION windows")
+		}
+		k += 2
+		paren := r.at(k).op("(")
+		if paren {
+			k++
+		}
+		for {
+			col, err := name()
+			if err != nil {
+				return 0, err
+			}
+			w.PartitionBy = append(w.PartitionBy, col)
+			if !r.at(k).op(",") || !paren && r.at(k+1).is("DESCRIPTOR") {
+				break
+			}
+			k++
+		}
+		if paren {
+			if !r.at(k).op(")") {
+				return 0, r.errAt(k, "expected ) after the PARTITION BY columns")
+			}
+			k++
+		}
+	}
+	if !r.at(k).op(",") || !r.at(k+1).is("DESCRIPTOR") || !r.at(k+2).op("(") {
+		return 0, r.errAt(k, "%s", usage)
+	}
+	k += 3
+	if w.TimeCol, err = name(); err != nil {
+		return 0, err
+	}
+	if !r.at(k).op(")") {
+		return 0, r.errAt(k, "expected ) after DESCRIPTOR(%s", w.TimeCol)
+	}
+	k++
+	for k < close {
+		if !r.at(k).op(",") {
+			return 0, r.errAt(k, "%s", usage)
+		}
+		k++
+		if !r.at(k).is("INTERVAL") {
+			return 0, r.errAt(k, "argument %d of %s must be an interval literal such as INTERVAL '10' SECOND", len(w.Args)+3, strings.ToUpper(fn.raw))
+		}
+		ms, nk, err := r.parseInterval(k)
+		if err != nil {
+			return 0, err
+		}
+		if ms <= 0 {
+			return 0, r.errAt(k, "the intervals of %s must be positive", strings.ToUpper(fn.raw))
+		}
+		w.Args = append(w.Args, ms)
+		k = nk
+	}
+	want := 1
+	if kind == Hop || kind == Cumulate {
+		want = 2
+	}
+	if len(w.Args) != want {
+		return 0, r.errAt(i+2, "%s takes %d interval argument(s), got %d: %s", strings.ToUpper(fn.raw), want, len(w.Args), usage)
+	}
+	if r.windows == nil {
+		r.windows = map[string]*WindowTVF{}
+	}
+	carrier := "__sx_tvf_" + strconv.Itoa(len(r.windows))
+	r.windows[carrier] = w
+	r.syn("`"+carrier+"`", r.toks[i].off)
+	return end + 1, nil
+}
+
+// Words that end the expression of FOR SYSTEM_TIME AS OF, and words that
+// continue an expression after an operand (so they are not an alias).
+var (
+	stopWords = wordSet("AS ON USING WHERE GROUP HAVING ORDER LIMIT JOIN INNER LEFT RIGHT FULL CROSS NATURAL STRAIGHT_JOIN UNION EXCEPT INTERSECT WINDOW EMIT FOR QUALIFY")
+	contWords = wordSet("AND OR XOR NOT IS IN LIKE BETWEEN DIV MOD REGEXP RLIKE COLLATE ESCAPE WHEN THEN ELSE SOUNDS MEMBER")
+)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
+}
+
+// exprEnd returns the end of the expression starting at i (bounded by j):
+// the first top-level ',' or ')', clause keyword, or alias.
+func (r *rewriter) exprEnd(i, j int) int {
+	depth, operand := 0, false
+	for k := i; k < j; k++ {
+		t := r.toks[k]
+		switch {
+		case t.op("("):
+			depth++
+			operand = false
+			continue
+		case t.op(")"):
+			if depth == 0 {
+				return k
+			}
+			depth--
+			operand = true
+			continue
+		}
+		if depth > 0 {
+			continue
+		}
+		if t.op(",") || t.op(";") {
+			return k
+		}
+		if t.kind == tkIdent {
+			up := strings.ToUpper(t.raw)
+			if stopWords[up] {
+				return k
+			}
+			if up == "INTERVAL" && !r.at(k+1).op("(") {
+				if _, nk, err := r.parseInterval(k); err == nil {
+					k, operand = nk-1, true
+					continue
+				}
+			}
+			if up == "END" || up == "CASE" { // CASE ... END is one operand
+				operand = up == "END"
+				continue
+			}
+			if contWords[up] {
+				operand = false
+				continue
+			}
+		}
+		if t.isName() && operand {
+			return k
+		}
+		operand = t.kind != tkOp
+	}
+	return j
+}
+
+// rewriteSystemTime emits `FOR SYSTEM_TIME AS OF e [AS] a` at i as
+// `AS a AS OF TIMESTAMP e` (the alias moves before AS OF, as TiDB requires).
+func (r *rewriter) rewriteSystemTime(i, j int) (int, *Error) {
+	start := i + 4
+	e := r.exprEnd(start, j)
+	if e == start {
+		return 0, r.errAt(start, "expected an expression after FOR SYSTEM_TIME AS OF")
+	}
+	next := e
+	switch a := r.at(e); {
+	case a.is("AS") && e < j:
+		if e+1 >= j || !r.at(e+1).isName() {
+			return 0, r.errAt(e+1, "expected an alias after AS")
+		}
+		if err := r.checkName(e + 1); err != nil {
+			return 0, err
+		}
+		r.tok(a)
+		r.tok(r.toks[e+1])
+		next = e + 2
+	case a.isName() && e < j && !stopWords[strings.ToUpper(a.raw)]:
+		if err := r.checkName(e); err != nil {
+			return 0, err
+		}
+		r.tok(a)
+		next = e + 1
+	}
+	r.syn("AS OF TIMESTAMP", r.toks[i].off)
+	if err := r.rewriteRange(start, e); err != nil {
+		return 0, err
+	}
+	return next, nil
+}

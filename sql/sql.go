@@ -1,0 +1,338 @@
+package sql
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+)
+
+// Error is a user error with a 1-based position in the user's text.
+type Error struct {
+	Line, Col int
+	Msg       string
+}
+
+// Error formats the error as "<Msg> at line L, column C".
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s at line %d, column %d", e.Msg, e.Line, e.Col)
+}
+
+// Pos is a 1-based position in the user's text; Col counts characters (runes).
+type Pos struct{ Line, Col int }
+
+// Kind says what a Stmt is and which of its fields are set.
+type Kind int
+
+const (
+	KindTiDB        Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
+	KindCreateTable             // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
+	KindCreateView              // CREATE MATERIALIZED VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Options, EmitOnClose
+	KindDropView                // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists
+	KindCreateSink              // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
+	KindDropSink                // DROP SINK [IF EXISTS] name: Name, IfExists
+	KindSubscribe               // SUBSCRIBE [TO] name [WITH (...)]: Name, Options
+	KindFlush                   // FLUSH
+	KindCheckpoint              // CHECKPOINT
+	KindBackup                  // BACKUP TO 'dir': Path
+	KindSet                     // SET 'k' = 'v' | SET k = v | SET k TO v: Options (exactly one)
+	KindShowViews               // SHOW [MATERIALIZED] VIEWS
+	KindShowSinks               // SHOW SINKS
+)
+
+// Option is one `k = v` of a WITH (...) list or a SET. Key is unquoted and
+// lowercased; Value is unquoted, otherwise as written. Pos is the key's position.
+type Option struct {
+	Key, Value string
+	Pos        Pos
+}
+
+// Watermark is a CREATE TABLE's `WATERMARK FOR Column AS Expr`.
+type Watermark struct {
+	Column string       // WATERMARK FOR <Column>
+	Expr   ast.ExprNode // AS <expr>, parsed by TiDB (carriers inside, e.g. __sx_interval)
+	Pos    Pos          // of the WATERMARK keyword
+}
+
+// WindowKind is the window table function of a WindowTVF.
+type WindowKind int
+
+const (
+	Tumble WindowKind = iota
+	Hop
+	Session
+	Cumulate
+)
+
+var windowKindNames = [...]string{"TUMBLE", "HOP", "SESSION", "CUMULATE"}
+
+func (k WindowKind) String() string { return windowKindNames[k] }
+
+// WindowTVF is a `TABLE(TUMBLE|HOP|SESSION|CUMULATE(TABLE t, DESCRIPTOR(c), ...))`
+// in FROM; the carrier table name __sx_tvf_<n> stands for it.
+type WindowTVF struct {
+	Kind        WindowKind
+	Table       string   // TABLE t (unqualified name, as written)
+	PartitionBy []string // SESSION(TABLE t PARTITION BY a, b, ...)
+	TimeCol     string   // DESCRIPTOR(c)
+	Args        []int64  // intervals in ms, as written: TUMBLE(size) HOP(slide, size) SESSION(gap) CUMULATE(step, size)
+	Pos         Pos      // of the TABLE( keyword
+}
+
+// Stmt is one parsed statement.
+type Stmt struct {
+	Kind             Kind
+	Text             string       // the user's text of this statement, trimmed, without the ';'
+	Node             ast.StmtNode // see Kind; nil for kinds that need none
+	Name, From, Path string
+	IfNotExists      bool
+	IfExists         bool
+	EmitOnClose      bool // EMIT ON WINDOW CLOSE (EMIT ON UPDATE, the default, leaves it false)
+	Options          []Option
+	Watermark        *Watermark
+	Windows          map[string]*WindowTVF // carrier table name (ast.TableName.Name.O) -> the TVF it stands for
+	Pos              Pos                   // position of the statement's first token
+
+	src  string  // the whole text given to Parse
+	toks []token // this statement's tokens
+	cmap *posMap // carrier offsets of Node -> user offsets (nil when Node is nil)
+}
+
+// ErrorAt returns a *Error located at the first identifier token in this
+// statement whose name equals name case-insensitively (bare or backquoted),
+// or at the statement start if there is none. For binder errors such as
+// "unknown column x".
+func (s *Stmt) ErrorAt(name string, format string, args ...any) *Error {
+	for _, t := range s.toks {
+		if t.isName() && strings.EqualFold(t.val, name) {
+			return errAtOff(s.src, t.off, format, args...)
+		}
+	}
+	return s.ErrorAtPos(s.Pos, format, args...)
+}
+
+// ErrorAtPos returns a *Error at p.
+func (s *Stmt) ErrorAtPos(p Pos, format string, args ...any) *Error {
+	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// PosOf returns the user position of an AST node of Node from its
+// OriginTextPosition (carrier offset). TiDB records offsets for expressions
+// (columns, function calls, literals, operators) but not for tables or joins:
+// those report 0, which maps to the start of the statement (KindCreateView:
+// the start of the query). Do not use it for Watermark.Expr (use Watermark.Pos).
+func (s *Stmt) PosOf(n ast.Node) Pos {
+	if s.cmap == nil || n == nil {
+		return s.Pos
+	}
+	return posAt(s.src, s.cmap.user(n.OriginTextPosition()))
+}
+
+// IntervalMillis recognizes the interval carrier __sx_interval(<ms>) (see
+// doc.go) and returns the interval in milliseconds.
+func IntervalMillis(e ast.ExprNode) (int64, bool) {
+	fc, ok := e.(*ast.FuncCallExpr)
+	if !ok || fc.FnName.L != "__sx_interval" || len(fc.Args) != 1 {
+		return 0, false
+	}
+	neg := false
+	arg := fc.Args[0]
+	if u, ok := arg.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
+		neg, arg = true, u.V
+	}
+	v, ok := arg.(*test_driver.ValueExpr)
+	if !ok {
+		return 0, false
+	}
+	var ms int64
+	switch x := v.GetValue().(type) {
+	case int64:
+		ms = x
+	case uint64:
+		ms = int64(x)
+	default:
+		return 0, false
+	}
+	if neg {
+		ms = -ms
+	}
+	return ms, true
+}
+
+// CastOf recognizes the cast carriers __sx_cast(e, 'TYPE') and
+// __sx_try_cast(e, 'TYPE') and returns e, the normalized type text and
+// whether it is a TRY_CAST.
+func CastOf(e ast.ExprNode) (arg ast.ExprNode, typ string, try bool, ok bool) {
+	fc, isFn := e.(*ast.FuncCallExpr)
+	if !isFn || len(fc.Args) != 2 || (fc.FnName.L != "__sx_cast" && fc.FnName.L != "__sx_try_cast") {
+		return nil, "", false, false
+	}
+	v, isVal := fc.Args[1].(*test_driver.ValueExpr)
+	if !isVal {
+		return nil, "", false, false
+	}
+	s, isStr := v.GetValue().(string)
+	if !isStr {
+		return nil, "", false, false
+	}
+	return fc.Args[0], s, fc.FnName.L == "__sx_try_cast", true
+}
+
+// Parse splits text on top-level ';' (not inside strings, comments or quoted
+// identifiers) and parses each non-empty statement. It returns the first
+// error, always a *Error positioned in text. Comments (-- , #, /* */) are
+// allowed anywhere. Parse never panics.
+func Parse(text string) (stmts []*Stmt, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, &Error{Line: 1, Col: 1, Msg: fmt.Sprintf("internal parser error: %v", r)}
+		}
+	}()
+	if !utf8.ValidString(text) {
+		off := 0
+		for off < len(text) {
+			r, sz := utf8.DecodeRuneInString(text[off:])
+			if r == utf8.RuneError && sz == 1 {
+				break
+			}
+			off += sz
+		}
+		return nil, errAtOff(text, off, "invalid UTF-8 in SQL text")
+	}
+	toks, terr := tokenize(text)
+	if terr != nil {
+		return nil, terr
+	}
+	start := 0
+	for i := 0; i <= len(toks); i++ {
+		if i < len(toks) && !toks[i].op(";") {
+			continue
+		}
+		if i > start {
+			st, e := parseStmt(text, toks[start:i])
+			if e != nil {
+				return nil, e
+			}
+			stmts = append(stmts, st)
+		}
+		start = i + 1
+	}
+	return stmts, nil
+}
+
+var parserPool = sync.Pool{New: func() any {
+	p := parser.New()
+	p.SetSQLMode(mysql.ModePipesAsConcat)
+	return p
+}}
+
+// tidbParse parses one carrier statement with TiDB, turning its errors and
+// panics into *Errors located in the user's text through m.
+func tidbParse(src, carrier string, m *posMap) (node ast.StmtNode, err *Error) {
+	p := parserPool.Get().(*parser.Parser)
+	defer func() {
+		if r := recover(); r != nil {
+			node, err = nil, errAtOff(src, m.user(0), "syntax error")
+			p = nil // do not reuse a parser that panicked
+		}
+		if p != nil {
+			parserPool.Put(p)
+		}
+	}()
+	nodes, _, perr := p.Parse(carrier, "", "")
+	if perr != nil {
+		return nil, mapTiDBError(src, carrier, m, perr.Error())
+	}
+	if len(nodes) != 1 {
+		return nil, errAtOff(src, m.user(0), "expected exactly one statement")
+	}
+	return nodes[0], nil
+}
+
+// mapTiDBError turns TiDB's `line L column C near "<carrier rest>"...` into a
+// syntax error at the corresponding place of the user's text.
+func mapTiDBError(src, carrier string, m *posMap, msg string) *Error {
+	const near = ` near "`
+	i := strings.Index(msg, near)
+	if i < 0 || !strings.HasPrefix(msg, "line ") {
+		msg = strings.TrimSpace(msg)
+		if j := strings.Index(msg, "]"); strings.HasPrefix(msg, "[") && j > 0 {
+			msg = strings.TrimSpace(msg[j+1:])
+		}
+		if strings.Contains(strings.ToLower(msg), "__sx_") || msg == "" {
+			msg = "syntax error"
+		}
+		return errAtOff(src, m.user(0), "%s", msg)
+	}
+	rest := msg[i+len(near):]
+	// rest is carrier[off:] (at most 2048 bytes), '"', a message, and maybe
+	// "(total length N)". Try the usual shapes first, then search.
+	isAt := func(c int) bool {
+		if c < 0 || c > len(carrier) {
+			return false
+		}
+		v := carrier[c:]
+		if len(v) > 2048 {
+			v = v[:2048]
+		}
+		return strings.HasPrefix(rest, v+`"`)
+	}
+	off := -1
+	if j := strings.LastIndex(rest, "(total length "); j >= 0 {
+		if n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest[j+len("(total length "):]), ")")); err == nil && isAt(len(carrier)-n) {
+			off = len(carrier) - n
+		}
+	}
+	if c := len(carrier) - (len(rest) - len(`" `)); off < 0 && isAt(c) {
+		off = c
+	}
+	for c := 0; off < 0 && c <= len(carrier); c++ {
+		if isAt(c) {
+			off = c
+		}
+	}
+	if off < 0 {
+		off = len(carrier)
+	}
+	u := m.user(off)
+	if off >= len(carrier) || u >= m.userEnd {
+		return errAtOff(src, m.userEnd, "syntax error: unexpected end of %s", m.what)
+	}
+	return errAtOff(src, u, "syntax error near %q", snippet(src[u:m.userEnd]))
+}
+
+// snippet shortens user text for an error message: white space collapsed,
+// at most 40 characters.
+func snippet(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 40 {
+		r := []rune(s)
+		s = string(r[:40]) + "..."
+	}
+	return s
+}
+
+// posAt converts a byte offset of text into a 1-based line and column.
+func posAt(text string, off int) Pos {
+	if off > len(text) {
+		off = len(text)
+	}
+	if off < 0 {
+		off = 0
+	}
+	line := 1 + strings.Count(text[:off], "\n")
+	ls := strings.LastIndexByte(text[:off], '\n') + 1
+	return Pos{Line: line, Col: utf8.RuneCountInString(text[ls:off]) + 1}
+}
+
+func errAtOff(text string, off int, format string, args ...any) *Error {
+	p := posAt(text, off)
+	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
+}

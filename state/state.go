@@ -1,0 +1,179 @@
+// Package state is streamsql's durable store: one Pebble database under the database path
+// holding the catalog, the rows of every table and the engine's metadata, under disjoint key
+// prefixes.
+//
+// Invariant: every write goes through one Pebble batch per statement, committed with a WAL
+// sync unless the database was opened with sync off, so a statement's writes are durable when
+// Commit returns and a crash applies all of them or none.
+package state
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Key prefixes. Each prefix is followed by big-endian ids so that keys sort by id.
+const (
+	prefixCatalog = "c/" // c/<seq>: a catalog entry
+	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
+	prefixMeta    = "m/" // m/<name>: engine metadata
+)
+
+// Store is the Pebble database of one streamsql database.
+type Store struct {
+	db   *pebble.DB
+	sync *pebble.WriteOptions
+}
+
+// Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
+// path that another process (or another DB in this process) holds fails with an error that
+// says so.
+func Open(path string, syncWrites bool) (*Store, error) {
+	opts := &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Cache:              pebble.NewCache(256 << 20),
+		MemTableSize:       32 << 20,
+		Logger:             quietLogger{},
+	}
+	defer opts.Cache.Unref()
+	if path == "" {
+		opts.FS = vfs.NewMem()
+		path = "mem"
+	} else if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db, err := pebble.Open(path, opts)
+	if err != nil {
+		if strings.Contains(err.Error(), "lock") {
+			return nil, fmt.Errorf("open %s: the database is in use by another process or DB (file lock held): %w", path, err)
+		}
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	wo := pebble.Sync
+	if !syncWrites {
+		wo = pebble.NoSync
+	}
+	return &Store{db: db, sync: wo}, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Checkpoint writes a consistent copy of the store into dir (hard links where possible).
+func (s *Store) Checkpoint(dir string) error {
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
+	return s.db.Checkpoint(dir)
+}
+
+// Batch collects the writes of one statement.
+type Batch struct{ b *pebble.Batch }
+
+// NewBatch starts a batch.
+func (s *Store) NewBatch() *Batch { return &Batch{b: s.db.NewBatch()} }
+
+// Commit applies the batch atomically (and durably, unless sync is off).
+func (s *Store) Commit(b *Batch) error {
+	defer b.b.Close()
+	if b.b.Empty() {
+		return nil
+	}
+	return b.b.Commit(s.sync)
+}
+
+// Discard drops an uncommitted batch.
+func (b *Batch) Discard() { b.b.Close() }
+
+// PutCatalog records catalog entry seq.
+func (b *Batch) PutCatalog(seq uint64, v []byte) { _ = b.b.Set(catalogKey(seq), v, nil) }
+
+// DeleteCatalog removes catalog entry seq.
+func (b *Batch) DeleteCatalog(seq uint64) { _ = b.b.Delete(catalogKey(seq), nil) }
+
+// PutSegment writes segment seq of table id.
+func (b *Batch) PutSegment(table, seq uint64, v []byte) {
+	_ = b.b.Set(segmentKey(table, seq), v, nil)
+}
+
+// DeleteSegment removes segment seq of table id.
+func (b *Batch) DeleteSegment(table, seq uint64) { _ = b.b.Delete(segmentKey(table, seq), nil) }
+
+// DeleteTable removes every segment of table id.
+func (b *Batch) DeleteTable(table uint64) {
+	_ = b.b.DeleteRange(segmentKey(table, 0), segmentKey(table+1, 0), nil)
+}
+
+// PutMeta records a metadata value.
+func (b *Batch) PutMeta(name string, v []byte) { _ = b.b.Set([]byte(prefixMeta+name), v, nil) }
+
+// Catalog calls fn for every catalog entry in seq order.
+func (s *Store) Catalog(fn func(seq uint64, v []byte) error) error {
+	return s.scan([]byte(prefixCatalog), func(k, v []byte) error {
+		return fn(binary.BigEndian.Uint64(k[len(prefixCatalog):]), v)
+	})
+}
+
+// Segments calls fn for every segment of table id in seq order.
+func (s *Store) Segments(table uint64, fn func(seq uint64, v []byte) error) error {
+	p := segmentKey(table, 0)[:len(prefixSegment)+8]
+	return s.scan(p, func(k, v []byte) error {
+		return fn(binary.BigEndian.Uint64(k[len(p):]), v)
+	})
+}
+
+// Meta reads a metadata value; ok is false when absent.
+func (s *Store) Meta(name string) (v []byte, ok bool, err error) {
+	val, closer, err := s.db.Get([]byte(prefixMeta + name))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer closer.Close()
+	return bytes.Clone(val), true, nil
+}
+
+func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
+	upper := append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if err := fn(it.Key(), v); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func catalogKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefixCatalog), seq)
+}
+
+func segmentKey(table, seq uint64) []byte {
+	k := binary.BigEndian.AppendUint64([]byte(prefixSegment), table)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}

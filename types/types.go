@@ -1,0 +1,308 @@
+// Package types is streamsql's SQL type system: the logical types of SPEC.md §2, their
+// physical representation inside the engine, and their external forms (Arrow types handed to
+// callers, text for display and sqllogictest).
+//
+// Invariant: every logical type has exactly one physical representation, and it is one of
+// four: int64 (BIGINT, INT, DECIMAL scaled by 10^scale, DATE as days since the epoch,
+// TIMESTAMP as UTC milliseconds since the epoch, INTERVAL as milliseconds), float64 (DOUBLE),
+// bool (BOOLEAN) and string (VARCHAR). Operators only ever see these four; the logical type
+// travels in the plan, never in the data.
+package types
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is a logical SQL type.
+type Kind uint8
+
+// The logical kinds. Null is the type of an untyped NULL literal.
+const (
+	Null Kind = iota
+	Bool
+	Int
+	BigInt
+	Double
+	Decimal
+	Varchar
+	Date
+	Timestamp
+	Interval
+)
+
+// Phys is a physical representation.
+type Phys uint8
+
+// The four physical representations.
+const (
+	PhysInt64 Phys = iota
+	PhysFloat64
+	PhysBool
+	PhysString
+)
+
+// MaxDecimalPrecision is the largest DECIMAL precision: values are scaled int64s.
+const MaxDecimalPrecision = 18
+
+// T is a logical type: a kind plus DECIMAL's precision and scale.
+type T struct {
+	Kind      Kind
+	Precision int8
+	Scale     int8
+}
+
+// Common types.
+var (
+	TNull      = T{Kind: Null}
+	TBool      = T{Kind: Bool}
+	TInt       = T{Kind: Int}
+	TBigInt    = T{Kind: BigInt}
+	TDouble    = T{Kind: Double}
+	TVarchar   = T{Kind: Varchar}
+	TDate      = T{Kind: Date}
+	TTimestamp = T{Kind: Timestamp}
+	TInterval  = T{Kind: Interval}
+)
+
+// DecimalOf returns DECIMAL(p,s).
+func DecimalOf(p, s int) T { return T{Kind: Decimal, Precision: int8(p), Scale: int8(s)} }
+
+// Phys returns the physical representation of t. NULL is carried as int64 (all values null).
+func (t T) Phys() Phys {
+	switch t.Kind {
+	case Double:
+		return PhysFloat64
+	case Bool:
+		return PhysBool
+	case Varchar:
+		return PhysString
+	default:
+		return PhysInt64
+	}
+}
+
+// IsInteger reports INT or BIGINT.
+func (t T) IsInteger() bool { return t.Kind == Int || t.Kind == BigInt }
+
+// IsNumeric reports INT, BIGINT, DECIMAL or DOUBLE.
+func (t T) IsNumeric() bool { return t.IsInteger() || t.Kind == Decimal || t.Kind == Double }
+
+// IsTemporal reports DATE or TIMESTAMP.
+func (t T) IsTemporal() bool { return t.Kind == Date || t.Kind == Timestamp }
+
+func (t T) String() string {
+	switch t.Kind {
+	case Null:
+		return "NULL"
+	case Bool:
+		return "BOOLEAN"
+	case Int:
+		return "INT"
+	case BigInt:
+		return "BIGINT"
+	case Double:
+		return "DOUBLE"
+	case Decimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case Varchar:
+		return "VARCHAR"
+	case Date:
+		return "DATE"
+	case Timestamp:
+		return "TIMESTAMP(3)"
+	case Interval:
+		return "INTERVAL"
+	}
+	return fmt.Sprintf("Kind(%d)", t.Kind)
+}
+
+// ArrowType is the Arrow type of t's physical representation inside the engine.
+func (t T) ArrowType() arrow.DataType {
+	switch t.Phys() {
+	case PhysFloat64:
+		return arrow.PrimitiveTypes.Float64
+	case PhysBool:
+		return arrow.FixedWidthTypes.Boolean
+	case PhysString:
+		return arrow.BinaryTypes.String
+	}
+	return arrow.PrimitiveTypes.Int64
+}
+
+// ExternalArrowType is the Arrow type callers of QueryArrow and Append see for t.
+func (t T) ExternalArrowType() arrow.DataType {
+	switch t.Kind {
+	case Int:
+		return arrow.PrimitiveTypes.Int32
+	case Decimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Timestamp:
+		return &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}
+	case Interval:
+		return arrow.FixedWidthTypes.Duration_ms
+	case Null:
+		return arrow.Null
+	}
+	return t.ArrowType()
+}
+
+// Pow10 holds 10^i for i in [0, 18].
+var Pow10 = func() [19]int64 {
+	var p [19]int64
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// MsPerDay is the number of milliseconds in a day.
+const MsPerDay = 86_400_000
+
+// FormatTimestamp renders UTC milliseconds as "YYYY-MM-DD HH:MM:SS[.fff]" (milliseconds
+// only when non-zero), as SPEC.md §5 asks.
+func FormatTimestamp(ms int64) string {
+	t := time.UnixMilli(ms).UTC()
+	s := t.Format("2006-01-02 15:04:05")
+	if frac := t.Nanosecond() / 1e6; frac != 0 {
+		s += fmt.Sprintf(".%03d", frac)
+	}
+	return s
+}
+
+// FormatDate renders days since the epoch as YYYY-MM-DD.
+func FormatDate(days int64) string {
+	return time.UnixMilli(days * MsPerDay).UTC().Format("2006-01-02")
+}
+
+// FormatDecimal renders a scaled integer with exactly scale fractional digits.
+func FormatDecimal(v int64, scale int8) string {
+	if scale <= 0 {
+		return strconv.FormatInt(v, 10)
+	}
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	s := strconv.FormatUint(u, 10)
+	if len(s) <= int(scale) {
+		s = strings.Repeat("0", int(scale)-len(s)+1) + s
+	}
+	s = s[:len(s)-int(scale)] + "." + s[len(s)-int(scale):]
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// FormatInterval renders milliseconds as "INTERVAL 'n' UNIT" with the largest exact unit.
+func FormatInterval(ms int64) string {
+	units := []struct {
+		n    int64
+		name string
+	}{{MsPerDay, "DAY"}, {3_600_000, "HOUR"}, {60_000, "MINUTE"}, {1000, "SECOND"}}
+	for _, u := range units {
+		if ms != 0 && ms%u.n == 0 {
+			return fmt.Sprintf("INTERVAL '%d' %s", ms/u.n, u.name)
+		}
+	}
+	return fmt.Sprintf("INTERVAL '%d' MILLISECOND", ms)
+}
+
+var timestampLayouts = []string{
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+// ParseTimestamp parses a timestamp literal into UTC milliseconds. Sub-millisecond digits
+// are truncated.
+func ParseTimestamp(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	for _, l := range timestampLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UnixMilli(), nil
+		}
+	}
+	return 0, fmt.Errorf("invalid TIMESTAMP %q: expected YYYY-MM-DD HH:MM:SS[.fff]", s)
+}
+
+// ParseDate parses YYYY-MM-DD into days since the epoch.
+func ParseDate(s string) (int64, error) {
+	t, err := time.Parse("2006-01-02", strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("invalid DATE %q: expected YYYY-MM-DD", s)
+	}
+	return floorDiv(t.UnixMilli(), MsPerDay), nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// FloorDiv divides rounding toward negative infinity (window and date arithmetic).
+func FloorDiv(a, b int64) int64 { return floorDiv(a, b) }
+
+// ParseDecimal parses a decimal literal into an int64 scaled by 10^scale, rounding half
+// away from zero, and checks that it fits precision digits.
+func ParseDecimal(s string, precision, scale int8) (int64, error) {
+	s = strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("invalid DECIMAL %q", s)
+	}
+	return DecimalFromFloat(f, precision, scale)
+}
+
+// DecimalFromFloat converts f to a scaled int64, rounding half away from zero.
+func DecimalFromFloat(f float64, precision, scale int8) (int64, error) {
+	v := math.Round(f * float64(Pow10[scale]))
+	if math.IsNaN(v) || math.Abs(v) >= float64(Pow10[precision]) {
+		return 0, fmt.Errorf("value %v out of range for DECIMAL(%d,%d)", f, precision, scale)
+	}
+	return int64(v), nil
+}
+
+// Display renders a physical value v of type t as text (SPEC.md §5 conventions), or "NULL".
+func Display(v any, t T) string {
+	if v == nil {
+		return "NULL"
+	}
+	switch x := v.(type) {
+	case int64:
+		switch t.Kind {
+		case Decimal:
+			return FormatDecimal(x, t.Scale)
+		case Date:
+			return FormatDate(x)
+		case Timestamp:
+			return FormatTimestamp(x)
+		case Interval:
+			return FormatInterval(x)
+		}
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}

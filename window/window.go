@@ -1,0 +1,118 @@
+// Package window implements the window table functions of SPEC.md §3 — TUMBLE, HOP,
+// CUMULATE and SESSION — and their event-time semantics: window assignment, lateness against
+// the watermark, and the late-row side output.
+//
+// Windows are epoch-aligned in UTC and half-open [window_start, window_end), with
+// window_time = window_end - 1 ms. A window is complete when the watermark W >= window_time.
+//
+// Invariant: a row is applied only to windows that are not complete when it arrives (judged
+// against the watermark in force just before the row); a row all of whose windows are
+// complete is late: it is reported to the Late sink and applied nowhere.
+package window
+
+import (
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Spec is a window function with its interval arguments (milliseconds).
+type Spec struct {
+	Kind sql.WindowKind
+	Args []int64
+}
+
+// Windows appends to dst the [start, end) windows that contain ts (SESSION excluded).
+func (s Spec) Windows(dst [][2]int64, ts int64) [][2]int64 {
+	switch s.Kind {
+	case sql.Tumble:
+		size := s.Args[0]
+		start := types.FloorDiv(ts, size) * size
+		return append(dst, [2]int64{start, start + size})
+	case sql.Hop:
+		slide, size := s.Args[0], s.Args[1]
+		last := types.FloorDiv(ts, slide) * slide
+		for start := last; start > ts-size; start -= slide {
+			dst = append(dst, [2]int64{start, start + size})
+		}
+		return dst
+	case sql.Cumulate:
+		step, size := s.Args[0], s.Args[1]
+		start := types.FloorDiv(ts, size) * size
+		for end := start + step; end <= start+size; end += step {
+			if end > ts {
+				dst = append(dst, [2]int64{start, end})
+			}
+		}
+		return dst
+	}
+	return dst
+}
+
+// LateRow describes one late row for the late-row side output.
+type LateRow struct {
+	EventTime, Watermark int64
+	Row                  []any
+}
+
+// LateSink receives late rows.
+type LateSink func(LateRow)
+
+// Assign appends window_start, window_end and window_time to its input rows, one output row
+// per window (TUMBLE, HOP, CUMULATE). When a batch carries per-row watermarks (a maintained
+// view), windows complete before the row are skipped, and rows left with none are late.
+type Assign struct {
+	Spec    Spec
+	TimeCol int
+	Types   []types.T // input column types
+	Late    LateSink
+	Out     exec.Output
+	buf     [][2]int64
+}
+
+var _ exec.Operator = (*Assign)(nil)
+
+// Push implements exec.Operator.
+func (a *Assign) Push(_ int, m exec.Msg) error {
+	if m.Kind != exec.MsgBatch {
+		return a.Out.Emit(m)
+	}
+	b := m.Batch
+	tcol := b.Cols[a.TimeCol]
+	ts := exec.Int64s(tcol)
+	var idx []int32
+	var starts, ends []int64
+	for i := 0; i < b.N; i++ {
+		if tcol.IsNull(i) {
+			continue
+		}
+		wm := exec.NoWatermark
+		if b.WM != nil {
+			wm = b.WM[i]
+		}
+		a.buf = a.Spec.Windows(a.buf[:0], ts[i])
+		applied := false
+		for _, w := range a.buf {
+			if w[1]-1 <= wm {
+				continue // complete before this row arrived
+			}
+			applied = true
+			idx = append(idx, int32(i))
+			starts = append(starts, w[0])
+			ends = append(ends, w[1])
+		}
+		if !applied && a.Late != nil && b.Weight(i) > 0 {
+			a.Late(LateRow{EventTime: ts[i], Watermark: wm, Row: b.Row(i)})
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	out := exec.Take(b, idx, a.Types)
+	wt := make([]int64, len(ends))
+	for i, e := range ends {
+		wt[i] = e - 1
+	}
+	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
+	return a.Out.EmitBatch(out)
+}
