@@ -43,7 +43,7 @@ func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj,
 		}
 		_, err := e.binder(s, nil).BindQuery(&ast.SelectStmt{Fields: &ast.FieldList{}, From: refs})
 		if err == nil {
-			err = s.ErrorAt(name, "table %s does not exist", name)
+			err = s.ErrorAt(name, "table %s not found", name)
 		}
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 		for _, c := range n.Columns {
 			i := t.colIndex(c.Name.O)
 			if i < 0 {
-				return nil, s.ErrorAt(c.Name.O, "table %s has no column %s", t.name, c.Name.O)
+				return nil, s.ErrorAt(c.Name.O, "unknown column %s in table %s", c.Name.O, t.name)
 			}
 			if seen[i] {
 				return nil, s.ErrorAt(c.Name.O, "column %s is listed twice", c.Name.O)
@@ -154,6 +154,9 @@ func constValue(x exec.Expr, t types.T) (any, error) {
 			case types.Double:
 				return float64(v), nil
 			}
+		}
+		if c.T.Kind == types.Int && t.Kind == types.BigInt {
+			return c.V, nil
 		}
 	}
 	ce, err := exec.Coerce(x, t)
@@ -360,7 +363,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	for _, a := range n.List {
 		i := t.colIndex(a.Column.Name.O)
 		if i < 0 {
-			return nil, s.ErrorAt(a.Column.Name.O, "table %s has no column %s", t.name, a.Column.Name.O)
+			return nil, s.ErrorAt(a.Column.Name.O, "unknown column %s in table %s", a.Column.Name.O, t.name)
 		}
 		for _, k := range t.data.PK {
 			if k == i {
@@ -371,7 +374,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 		if err != nil {
 			return nil, err
 		}
-		if x, err = exec.Coerce(x, t.cols[i].Type); err != nil {
+		if x, err = plan.Assignable(x, t.cols[i].Type); err != nil {
 			return nil, s.ErrorAtPos(s.PosOf(a.Expr), "column %s: %s", t.cols[i].Name, err)
 		}
 		exprs[i] = x
@@ -413,3 +416,4 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	t.wm.Set(after)
 	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before})
 }
+

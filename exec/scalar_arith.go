@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -232,9 +233,42 @@ func intArith(op byte, chk intCheck, ovfErr error) binaryKernel {
 	}
 }
 
+// Vectorised loops run over chunks of 8 rows through *[8]T views, which frees the inner
+// loop of bounds checks and lets a constant operand be a stack array of 8 copies instead of
+// a materialised column. tail handles the last n%8 rows with the v[i&mask] form.
+
+// chunk8 returns the 8 values at i of an operand: from s for a column (mask -1), or the
+// broadcast array c for a constant (mask 0).
+func chunk8[T any](s []T, mask int, c *[8]T, i int) *[8]T {
+	if mask == 0 {
+		return c
+	}
+	return (*[8]T)(s[i:])
+}
+
+// splat8 returns 8 copies of s[0] when s is a constant operand.
+func splat8[T any](s []T, mask int) (c [8]T) {
+	if mask == 0 {
+		for k := range c {
+			c[k] = s[0]
+		}
+	}
+	return c
+}
+
 func addInt64s(dst, a []int64, am int, b []int64, bm int) bool {
+	ca, cb := splat8(a, am), splat8(b, bm)
 	var ovf int64
-	for i := range dst {
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
+		for k := range d {
+			s := x[k] + y[k]
+			ovf |= (x[k] ^ s) & (y[k] ^ s)
+			d[k] = s
+		}
+	}
+	for ; i < len(dst); i++ {
 		x, y := a[i&am], b[i&bm]
 		s := x + y
 		ovf |= (x ^ s) & (y ^ s)
@@ -244,24 +278,87 @@ func addInt64s(dst, a []int64, am int, b []int64, bm int) bool {
 }
 
 func subInt64s(dst, a []int64, am int, b []int64, bm int) bool {
+	ca, cb := splat8(a, am), splat8(b, bm)
 	var ovf int64
-	for i := range dst {
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
+		for k := range d {
+			s := x[k] - y[k]
+			ovf |= (x[k] ^ y[k]) & (x[k] ^ s)
+			d[k] = s
+		}
+	}
+	for ; i < len(dst); i++ {
 		x, y := a[i&am], b[i&bm]
-		d := x - y
-		ovf |= (x ^ y) & (x ^ d)
-		dst[i] = d
+		s := x - y
+		ovf |= (x ^ y) & (x ^ s)
+		dst[i] = s
 	}
 	return ovf < 0
 }
 
 func mulInt64s(dst, a []int64, am int, b []int64, bm int) bool {
-	ovf := false
-	for i := range dst {
+	ca, cb := splat8(a, am), splat8(b, bm)
+	var ovf int64
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
+		for k := range d {
+			hi, lo := bits.Mul64(uint64(x[k]), uint64(y[k]))
+			h := int64(hi) - (x[k]>>63)&y[k] - (y[k]>>63)&x[k]
+			ovf |= h ^ int64(lo)>>63
+			d[k] = int64(lo)
+		}
+	}
+	for ; i < len(dst); i++ {
 		p, o := mulOverflows(a[i&am], b[i&bm])
 		dst[i] = p
-		ovf = ovf || o
+		if o {
+			ovf = 1
+		}
 	}
-	return ovf
+	return ovf != 0
+}
+
+// floatLoop applies one IEEE operator to every row.
+func floatLoop(op byte, dst, a []float64, am int, b []float64, bm int) {
+	ca, cb := splat8(a, am), splat8(b, bm)
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]float64)(dst[i:])
+		switch op {
+		case '+':
+			for k := range d {
+				d[k] = x[k] + y[k]
+			}
+		case '-':
+			for k := range d {
+				d[k] = x[k] - y[k]
+			}
+		case '*':
+			for k := range d {
+				d[k] = x[k] * y[k]
+			}
+		case '/':
+			for k := range d {
+				d[k] = x[k] / y[k]
+			}
+		}
+	}
+	for ; i < len(dst); i++ {
+		x, y := a[i&am], b[i&bm]
+		switch op {
+		case '+':
+			dst[i] = x + y
+		case '-':
+			dst[i] = x - y
+		case '*':
+			dst[i] = x * y
+		case '/':
+			dst[i] = x / y
+		}
+	}
 }
 
 // divInt64s truncates toward zero. Zero divisors leave 0 and raise zero; MinInt64 / -1
@@ -354,30 +451,19 @@ func floatArith(op byte) binaryKernel {
 		dst := make([]float64, n)
 		zero := false
 		switch op {
-		case '+':
-			for i := range dst {
-				dst[i] = a[i&am] + b[i&bm]
-			}
-		case '-':
-			for i := range dst {
-				dst[i] = a[i&am] - b[i&bm]
-			}
-		case '*':
-			for i := range dst {
-				dst[i] = a[i&am] * b[i&bm]
-			}
-		case '/':
-			for i := range dst {
-				y := b[i&bm]
-				zero = zero || y == 0
-				dst[i] = a[i&am] / y
-			}
 		case '%':
 			for i := range dst {
 				y := b[i&bm]
 				zero = zero || y == 0
 				dst[i] = math.Mod(a[i&am], y)
 			}
+		case '/':
+			for i := 0; i < n; i++ {
+				zero = zero || b[i&bm] == 0
+			}
+			floatLoop(op, dst, a, am, b, bm)
+		default:
+			floatLoop(op, dst, a, am, b, bm)
 		}
 		if zero && anyValidRow(n, valid, func(i int) bool { return b[i&bm] == 0 }) {
 			return nil, errDivByZero

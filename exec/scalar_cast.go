@@ -321,6 +321,7 @@ func castFromDouble(a arrow.Array, to types.T, try bool) (arrow.Array, error) {
 func castToText(a arrow.Array, from types.T) arrow.Array {
 	n := a.Len()
 	b := array.NewStringBuilder(Mem)
+	defer b.Release()
 	b.Reserve(n)
 	for i := 0; i < n; i++ {
 		v := Value(a, i)

@@ -101,7 +101,9 @@ func (e *logicExpr) Eval(b *Batch) (arrow.Array, error) {
 		}
 		rv, rb = make([]byte, (n+7)/8), make([]byte, (n+7)/8)
 		if len(idx) > 0 {
-			sub, err := e.r.Eval(Take(b, idx, physTypes(b)))
+			sb := takeRows(b, idx)
+			sub, err := e.r.Eval(sb)
+			releaseBatch(sb)
 			if err != nil {
 				return nil, err
 			}
@@ -161,9 +163,16 @@ func evalOn(e Expr, b *Batch, idx []int32) (a arrow.Array, full bool, err error)
 	if len(idx) == 0 {
 		return nil, false, nil
 	}
-	a, err = e.Eval(Take(b, idx, physTypes(b)))
+	sub := takeRows(b, idx)
+	defer releaseBatch(sub)
+	a, err = e.Eval(sub)
 	return a, false, err
 }
+
+// takeRows gathers the rows idx of b into a new batch; release it with releaseBatch.
+func takeRows(b *Batch, idx []int32) *Batch { return Take(b, idx, physTypes(b)) }
+
+func releaseBatch(b *Batch) { releaseAll(b.Cols...) }
 
 // choice records, for lazily-evaluated expressions (CASE, COALESCE), which part supplies
 // each row: part[i] (-1: NULL) at index pos[i] of that part's evaluated array.

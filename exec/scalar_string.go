@@ -75,6 +75,7 @@ func newConcatOp(l, r Expr) (Expr, error) {
 	return &binaryExpr{op: "||", l: l, r: r, t: types.TVarchar, k: func(l, r operand, n int) (arrow.Array, error) {
 		valid, _ := andValidity(n, l.a, r.a)
 		b := array.NewStringBuilder(Mem)
+		defer b.Release()
 		b.Reserve(n)
 		for i := 0; i < n; i++ {
 			if !isValidAt(valid, i) {

@@ -80,6 +80,7 @@ type Binder struct {
 	// Streaming is set while binding a materialized view's query.
 	Streaming bool
 	ctes      []map[string]*ast.CommonTableExpression
+	corr      []*correlation
 }
 
 func (b *Binder) errAt(n ast.Node, format string, args ...any) error {
@@ -267,11 +268,20 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		if !ok {
 			return nil, b.errAt(n, "unsupported EXISTS operand")
 		}
-		rows, err := b.runSubquery(sub.Query, s)
+		node, c, err := b.bindSubquery(sub.Query, s)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.cols) > 0 {
+			return b.correlated(subExists, node, c, nil, n.Not), nil
+		}
+		rows, err := b.Run(node)
 		if err != nil {
 			return nil, err
 		}
 		return &exec.Const{V: (len(rows) > 0) != n.Not, T: types.TBool}, nil
+	case *ast.CompareSubqueryExpr:
+		return b.bindCompareSubquery(n, s)
 	case *ast.DefaultExpr:
 		return &exec.Const{T: types.TNull}, nil
 	case *ast.WindowFuncExpr:
@@ -290,8 +300,8 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 		return nil, b.errName(name, "%s", err)
 	}
 	for p := s.parent; p != nil; p = p.parent {
-		if _, err := p.resolve(table, name); err == nil {
-			return nil, b.errName(name, "correlated subqueries are not supported: column %s belongs to the outer query", name)
+		if j, err := p.resolve(table, name); err == nil {
+			return b.outerRef(p, j, name)
 		}
 	}
 	full := name
@@ -302,6 +312,9 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 		}
 	}
 	msg := fmt.Sprintf("unknown column %s", full)
+	if s.agg != nil {
+		s = s.agg.input
+	}
 	if sim := catalog.Similar(name, s.names()); sim != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", sim)
 	}
@@ -381,12 +394,20 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 		if !ok {
 			return nil, b.errAt(n, "unsupported IN operand")
 		}
-		rows, cols, err := b.runSubqueryTyped(sub.Query, s)
+		node, c, err := b.bindSubquery(sub.Query, s)
 		if err != nil {
 			return nil, err
 		}
+		cols := node.Schema()
 		if len(cols) != 1 {
 			return nil, b.errAt(n, "subquery in IN must return one column, it returns %d", len(cols))
+		}
+		if len(c.cols) > 0 {
+			return b.correlated(subIn, node, c, x, n.Not), nil
+		}
+		rows, err := b.Run(node)
+		if err != nil {
+			return nil, err
 		}
 		for _, r := range rows {
 			list = append(list, &exec.Const{V: r[0], T: cols[0].T})
@@ -409,12 +430,20 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 }
 
 func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, error) {
-	rows, cols, err := b.runSubqueryTyped(n.Query, s)
+	node, c, err := b.bindSubquery(n.Query, s)
 	if err != nil {
 		return nil, err
 	}
+	cols := node.Schema()
 	if len(cols) != 1 {
 		return nil, b.errAt(n, "scalar subquery must return one column, it returns %d", len(cols))
+	}
+	if len(c.cols) > 0 {
+		return b.correlated(subScalar, node, c, nil, false), nil
+	}
+	rows, err := b.Run(node)
+	if err != nil {
+		return nil, err
 	}
 	if len(rows) > 1 {
 		return nil, b.errAt(n, "scalar subquery returned %d rows; expected at most one", len(rows))
@@ -423,23 +452,6 @@ func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, e
 		return &exec.Const{T: cols[0].T}, nil
 	}
 	return &exec.Const{V: rows[0][0], T: cols[0].T}, nil
-}
-
-func (b *Binder) runSubquery(q ast.ResultSetNode, s *scope) ([][]any, error) {
-	rows, _, err := b.runSubqueryTyped(q, s)
-	return rows, err
-}
-
-func (b *Binder) runSubqueryTyped(q ast.ResultSetNode, s *scope) ([][]any, []Col, error) {
-	if b.Streaming {
-		return nil, nil, b.errAt(q, "subqueries in expressions are not supported in materialized views")
-	}
-	node, err := b.bindQuery(q, &scope{parent: s})
-	if err != nil {
-		return nil, nil, err
-	}
-	rows, err := b.Run(node)
-	return rows, node.Schema(), err
 }
 
 func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
@@ -518,6 +530,41 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 		}
 		r, err := exec.NewBinary(op, args[0], args[1])
 		return r, b.wrap(n, err)
+	case "concat":
+		// `a || b` arrives as concat(a, b) spelled in lower case: NULL in, NULL out, as SQL's
+		// || demands (CONCAT() itself skips NULLs).
+		if n.FnName.O == "concat" && len(n.Args) == 2 {
+			args, err := b.bindArgs(n.Args, s)
+			if err != nil {
+				return nil, err
+			}
+			r, err := exec.NewBinary("||", args[0], args[1])
+			if err != nil {
+				return nil, b.wrap(n, err)
+			}
+			return fold(r, args...), nil
+		}
+	case "trim":
+		if len(n.Args) == 3 {
+			if d, ok := n.Args[2].(*ast.TrimDirectionExpr); ok {
+				args, err := b.bindArgs(n.Args[:2], s)
+				if err != nil {
+					return nil, err
+				}
+				fn := "trim"
+				switch d.Direction {
+				case ast.TrimLeading:
+					fn = "ltrim"
+				case ast.TrimTrailing:
+					fn = "rtrim"
+				}
+				r, err := exec.NewFunc(fn, args)
+				if err != nil {
+					return nil, b.wrap(n, err)
+				}
+				return fold(r, args...), nil
+			}
+		}
 	case "now", "current_timestamp", "localtimestamp", "proctime", "rand", "uuid":
 		return nil, b.errAt(n, "%s() is not supported: results must not depend on the wall clock or chance", strings.ToUpper(name))
 	}
@@ -557,6 +604,13 @@ func literal(v *test_driver.ValueExpr) (exec.Expr, error) {
 	case nil:
 		return &exec.Const{T: types.TNull}, nil
 	case int64:
+		if mysql.HasIsBooleanFlag(v.Type.GetFlag()) {
+			return &exec.Const{V: x != 0, T: types.TBool}, nil
+		}
+		// Integer literals are INT when they fit, as in Flink SQL; BIGINT otherwise.
+		if x >= math.MinInt32 && x <= math.MaxInt32 {
+			return &exec.Const{V: x, T: types.TInt}, nil
+		}
 		return &exec.Const{V: x, T: types.TBigInt}, nil
 	case uint64:
 		if x > math.MaxInt64 {
@@ -600,8 +654,6 @@ func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
 		return &exec.Const{T: types.TNull}, nil
 	case int64:
 		return &exec.Const{V: x, T: types.TBigInt}, nil
-	case int:
-		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
 	case int32:
 		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
 	case float64:
@@ -706,4 +758,39 @@ func ParseType(s string) (types.T, error) {
 // BindScalar binds an expression over the given columns (no subqueries, no aggregates).
 func (b *Binder) BindScalar(e ast.ExprNode, cols []Col) (exec.Expr, error) {
 	return b.bindExpr(e, &scope{cols: cols})
+}
+
+var quantOps = map[opcode.Op]string{opcode.EQ: "=", opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">="}
+
+// bindCompareSubquery binds `x op ALL|ANY|SOME (subquery)`.
+func (b *Binder) bindCompareSubquery(n *ast.CompareSubqueryExpr, s *scope) (exec.Expr, error) {
+	op, ok := quantOps[n.Op]
+	if !ok {
+		return nil, b.errAt(n, "operator %s is not supported with ALL/ANY", n.Op)
+	}
+	sub, ok := n.R.(*ast.SubqueryExpr)
+	if !ok {
+		return nil, b.errAt(n, "ALL/ANY needs a subquery")
+	}
+	left, err := b.bindExpr(n.L, s)
+	if err != nil {
+		return nil, err
+	}
+	node, c, err := b.bindSubquery(sub.Query, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(node.Schema()) != 1 {
+		return nil, b.errAt(n, "subquery of ALL/ANY must return one column, it returns %d", len(node.Schema()))
+	}
+	if _, err := exec.NewBinary(op, left, &exec.Const{T: node.Schema()[0].T}); err != nil {
+		return nil, b.wrap(n, err)
+	}
+	kind := subAny
+	if n.All {
+		kind = subAll
+	}
+	x := b.correlated(kind, node, c, left, false).(*correlatedExpr)
+	x.op = op
+	return x, nil
 }

@@ -626,7 +626,7 @@ func coerceAll(n Node, cols []Col) (Node, error) {
 		if sch[i].T != c.T {
 			same = false
 			var err error
-			if e, err = exec.Coerce(e, c.T); err != nil {
+			if e, err = Assignable(e, c.T); err != nil {
 				return nil, err
 			}
 		}
@@ -655,7 +655,7 @@ func scanOf(rel *Relation, alias string) *Scan {
 func (b *Binder) relation(name string) (*Relation, error) {
 	rel, ok := b.Cat.Relation(name)
 	if !ok {
-		msg := fmt.Sprintf("table %s does not exist", name)
+		msg := fmt.Sprintf("table %s not found", name)
 		if sim := catalog.Similar(name, b.Cat.RelationNames()); sim != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", sim)
 		}
@@ -727,4 +727,18 @@ func setOpName(op ast.SetOprType) string {
 		return "INTERSECT"
 	}
 	return "a set operation"
+}
+
+// Assignable converts a value to a column's type for INSERT, UPDATE and UNION: implicit
+// casts, plus narrowing between numeric types (checked for range per value), as SQL
+// assignment does.
+func Assignable(x exec.Expr, t types.T) (exec.Expr, error) {
+	y, err := exec.Coerce(x, t)
+	if err == nil {
+		return y, nil
+	}
+	if x.Type().IsNumeric() && t.IsNumeric() {
+		return exec.NewCast(x, t, false)
+	}
+	return nil, err
 }

@@ -24,6 +24,10 @@
 //     panics are recovered into *Error; Parse never panics.
 //
 // The prefix __sx_ is reserved: a user identifier starting with it is an error.
+// Carrier names are emitted backquoted (`__sx_interval`(5000)): TiDB's lexer
+// looks up every bare identifier starting with '_' as a charset introducer,
+// building a stack-capturing error each time; the AST is the same (FnName.L
+// "__sx_interval", TableName.Name.O "__sx_tvf_0").
 //
 // # What the binder sees, carrier by carrier
 //
