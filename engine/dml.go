@@ -416,4 +416,3 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	t.wm.Set(after)
 	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before})
 }
-
