@@ -32,7 +32,7 @@ func (e *binaryExpr) Eval(b *Batch) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.release()
+	defer func() { l.release() }() // l.a may be replaced below
 	r, err := evalOperand(e.r, b)
 	if err != nil {
 		return nil, err
@@ -40,6 +40,10 @@ func (e *binaryExpr) Eval(b *Batch) (arrow.Array, error) {
 	defer r.release()
 	if l.null || r.null {
 		return ConstArray(e.t, nil, b.N), nil
+	}
+	if l.a == nil && r.a == nil {
+		// Kernels see at most one constant operand.
+		l.a = ConstArray(e.l.Type(), l.c, b.N)
 	}
 	return e.k(l, r, b.N)
 }
@@ -97,7 +101,7 @@ func nullAs(l, r Expr) (Expr, Expr) {
 // newArith type-checks an arithmetic operator. Result types:
 //   - INT op INT is INT (overflow checked at the int32 range); other integer pairs BIGINT.
 //   - DECIMAL + - % DECIMAL keeps the larger scale, precision min(18, int digits + scale + 1);
-//     * adds scales (an error beyond 18); / is DOUBLE, since a scaled int64 cannot hold the
+//     multiplication adds scales (an error beyond 18); / is DOUBLE, since a scaled int64 cannot hold the
 //     quotient's scale (PostgreSQL's numeric can; Flink widens to DECIMAL(38)). INT and
 //     BIGINT act as DECIMAL(10,0) and DECIMAL(18,0); any DOUBLE operand makes it DOUBLE.
 //   - TIMESTAMP ± INTERVAL and DATE ± INTERVAL are TIMESTAMP; DATE ± integer days is DATE;
@@ -233,43 +237,29 @@ func intArith(op byte, chk intCheck, ovfErr error) binaryKernel {
 	}
 }
 
-// Vectorised loops run over chunks of 8 rows through *[8]T views, which frees the inner
-// loop of bounds checks and lets a constant operand be a stack array of 8 copies instead of
-// a materialised column. tail handles the last n%8 rows with the v[i&mask] form.
-
-// chunk8 returns the 8 values at i of an operand: from s for a column (mask -1), or the
-// broadcast array c for a constant (mask 0).
-func chunk8[T any](s []T, mask int, c *[8]T, i int) *[8]T {
-	if mask == 0 {
-		return c
-	}
-	return (*[8]T)(s[i:])
-}
-
-// splat8 returns 8 copies of s[0] when s is a constant operand.
-func splat8[T any](s []T, mask int) (c [8]T) {
-	if mask == 0 {
-		for k := range c {
-			c[k] = s[0]
-		}
-	}
-	return c
-}
+// The hot loops below come in three layouts, column/column, column/constant and
+// constant/column, each a plain indexed loop the compiler can free of bounds checks;
+// binaryExpr.Eval never passes two constants. (A single loop indexing v[i&mask] is about
+// three times slower.) Division and modulo branch per row anyway and use the mask form.
 
 func addInt64s(dst, a []int64, am int, b []int64, bm int) bool {
-	ca, cb := splat8(a, am), splat8(b, bm)
-	var ovf int64
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
-		for k := range d {
-			s := x[k] + y[k]
-			ovf |= (x[k] ^ s) & (y[k] ^ s)
-			d[k] = s
-		}
+	if am == 0 {
+		a, am, b, bm = b, bm, a, am // commutative
 	}
-	for ; i < len(dst); i++ {
-		x, y := a[i&am], b[i&bm]
+	var ovf int64
+	a = a[:len(dst)]
+	if bm == 0 {
+		y := b[0]
+		for i, x := range a {
+			s := x + y
+			ovf |= (x ^ s) & (y ^ s)
+			dst[i] = s
+		}
+		return ovf < 0
+	}
+	b = b[:len(dst)]
+	for i, x := range a {
+		y := b[i]
 		s := x + y
 		ovf |= (x ^ s) & (y ^ s)
 		dst[i] = s
@@ -278,85 +268,125 @@ func addInt64s(dst, a []int64, am int, b []int64, bm int) bool {
 }
 
 func subInt64s(dst, a []int64, am int, b []int64, bm int) bool {
-	ca, cb := splat8(a, am), splat8(b, bm)
 	var ovf int64
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
-		for k := range d {
-			s := x[k] - y[k]
-			ovf |= (x[k] ^ y[k]) & (x[k] ^ s)
-			d[k] = s
+	switch {
+	case am == 0:
+		x := a[0]
+		b = b[:len(dst)]
+		for i, y := range b {
+			s := x - y
+			ovf |= (x ^ y) & (x ^ s)
+			dst[i] = s
 		}
-	}
-	for ; i < len(dst); i++ {
-		x, y := a[i&am], b[i&bm]
-		s := x - y
-		ovf |= (x ^ y) & (x ^ s)
-		dst[i] = s
+	case bm == 0:
+		y := b[0]
+		a = a[:len(dst)]
+		for i, x := range a {
+			s := x - y
+			ovf |= (x ^ y) & (x ^ s)
+			dst[i] = s
+		}
+	default:
+		a, b = a[:len(dst)], b[:len(dst)]
+		for i, x := range a {
+			y := b[i]
+			s := x - y
+			ovf |= (x ^ y) & (x ^ s)
+			dst[i] = s
+		}
 	}
 	return ovf < 0
 }
 
 func mulInt64s(dst, a []int64, am int, b []int64, bm int) bool {
-	ca, cb := splat8(a, am), splat8(b, bm)
-	var ovf int64
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]int64)(dst[i:])
-		for k := range d {
-			hi, lo := bits.Mul64(uint64(x[k]), uint64(y[k]))
-			h := int64(hi) - (x[k]>>63)&y[k] - (y[k]>>63)&x[k]
-			ovf |= h ^ int64(lo)>>63
-			d[k] = int64(lo)
-		}
+	if am == 0 {
+		a, am, b, bm = b, bm, a, am // commutative
 	}
-	for ; i < len(dst); i++ {
-		p, o := mulOverflows(a[i&am], b[i&bm])
-		dst[i] = p
-		if o {
-			ovf = 1
+	var ovf int64
+	a = a[:len(dst)]
+	if bm == 0 {
+		y := b[0]
+		for i, x := range a {
+			hi, lo := bits.Mul64(uint64(x), uint64(y))
+			ovf |= (int64(hi) - (x>>63)&y - (y>>63)&x) ^ int64(lo)>>63
+			dst[i] = int64(lo)
 		}
+		return ovf != 0
+	}
+	b = b[:len(dst)]
+	for i, x := range a {
+		y := b[i]
+		hi, lo := bits.Mul64(uint64(x), uint64(y))
+		ovf |= (int64(hi) - (x>>63)&y - (y>>63)&x) ^ int64(lo)>>63
+		dst[i] = int64(lo)
 	}
 	return ovf != 0
 }
 
-// floatLoop applies one IEEE operator to every row.
+// floatLoop applies one IEEE operator (+ - * /) to every row.
 func floatLoop(op byte, dst, a []float64, am int, b []float64, bm int) {
-	ca, cb := splat8(a, am), splat8(b, bm)
-	i := 0
-	for ; i+8 <= len(dst); i += 8 {
-		x, y, d := chunk8(a, am, &ca, i), chunk8(b, bm, &cb, i), (*[8]float64)(dst[i:])
+	switch {
+	case am == 0:
+		x := a[0]
+		b = b[:len(dst)]
 		switch op {
 		case '+':
-			for k := range d {
-				d[k] = x[k] + y[k]
+			for i, y := range b {
+				dst[i] = x + y
 			}
 		case '-':
-			for k := range d {
-				d[k] = x[k] - y[k]
+			for i, y := range b {
+				dst[i] = x - y
 			}
 		case '*':
-			for k := range d {
-				d[k] = x[k] * y[k]
+			for i, y := range b {
+				dst[i] = x * y
 			}
 		case '/':
-			for k := range d {
-				d[k] = x[k] / y[k]
+			for i, y := range b {
+				dst[i] = x / y
 			}
 		}
-	}
-	for ; i < len(dst); i++ {
-		x, y := a[i&am], b[i&bm]
+	case bm == 0:
+		y := b[0]
+		a = a[:len(dst)]
 		switch op {
 		case '+':
-			dst[i] = x + y
+			for i, x := range a {
+				dst[i] = x + y
+			}
 		case '-':
-			dst[i] = x - y
+			for i, x := range a {
+				dst[i] = x - y
+			}
 		case '*':
-			dst[i] = x * y
+			for i, x := range a {
+				dst[i] = x * y
+			}
 		case '/':
-			dst[i] = x / y
+			for i, x := range a {
+				dst[i] = x / y
+			}
+		}
+	default:
+		a, b = a[:len(dst)], b[:len(dst)]
+		switch op {
+		case '+':
+			for i, x := range a {
+				dst[i] = x + b[i]
+			}
+		case '-':
+			for i, x := range a {
+				dst[i] = x - b[i]
+			}
+		case '*':
+			for i, x := range a {
+				dst[i] = x * b[i]
+			}
+		case '/':
+			for i, x := range a {
+				dst[i] = x / b[i]
+			}
 		}
 	}
 }

@@ -123,7 +123,9 @@ func newCast(e Expr, to types.T, try, implicit bool) *castExpr {
 			return makeBool(out, len(src), v, nulls), nil
 		}
 	case from.Kind == types.Date && to.Kind == types.Timestamp:
-		c.k = func(a arrow.Array) (arrow.Array, error) { return scaleInt64(a, types.MsPerDay, 0, errTimeOverflow, try) }
+		c.k = func(a arrow.Array) (arrow.Array, error) {
+			return scaleInt64(a, types.MsPerDay, 0, errTimeOverflow, try)
+		}
 	case from.Kind == types.Timestamp && to.Kind == types.Date:
 		c.k = func(a arrow.Array) (arrow.Array, error) {
 			return mapInt64(a, try, func(x int64) (int64, error) { return types.FloorDiv(x, types.MsPerDay), nil })

@@ -86,37 +86,94 @@ func b2u(b bool) byte {
 	return 0
 }
 
-// cmpOrdered compares two numeric operands row by row into a packed BOOLEAN array.
+// flipped is the operator with its operands swapped: c < x is x > c.
+func (op cmpOp) flipped() cmpOp {
+	switch op {
+	case cmpLt:
+		return cmpGt
+	case cmpLe:
+		return cmpGe
+	case cmpGt:
+		return cmpLt
+	case cmpGe:
+		return cmpLe
+	}
+	return op
+}
+
+// cmpOrdered compares two numeric operands row by row into a packed BOOLEAN array. A
+// constant on the left is moved to the right, so the loops come in two layouts.
 func cmpOrdered[T int64 | float64](op cmpOp, a []T, am int, b []T, bm int, n int, la, ra arrow.Array) arrow.Array {
 	out := make([]byte, (n+7)/8)
-	switch op {
-	case cmpEq:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] == b[i&bm]) << (i & 7)
-		}
-	case cmpNe:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] != b[i&bm]) << (i & 7)
-		}
-	case cmpLt:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] < b[i&bm]) << (i & 7)
-		}
-	case cmpLe:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] <= b[i&bm]) << (i & 7)
-		}
-	case cmpGt:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] > b[i&bm]) << (i & 7)
-		}
-	case cmpGe:
-		for i := 0; i < n; i++ {
-			out[i>>3] |= b2u(a[i&am] >= b[i&bm]) << (i & 7)
-		}
+	if am == 0 {
+		a, am, b, bm, op = b, bm, a, am, op.flipped()
+	}
+	if bm == 0 {
+		cmpColConst(op, a[:n], b[0], out)
+	} else {
+		cmpColCol(op, a[:n], b[:n], out)
 	}
 	valid, nulls := andValidity(n, la, ra)
 	return makeBool(out, n, valid, nulls)
+}
+
+func cmpColCol[T int64 | float64](op cmpOp, a, b []T, out []byte) {
+	b = b[:len(a)]
+	switch op {
+	case cmpEq:
+		for i, x := range a {
+			out[i>>3] |= b2u(x == b[i]) << (i & 7)
+		}
+	case cmpNe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x != b[i]) << (i & 7)
+		}
+	case cmpLt:
+		for i, x := range a {
+			out[i>>3] |= b2u(x < b[i]) << (i & 7)
+		}
+	case cmpLe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x <= b[i]) << (i & 7)
+		}
+	case cmpGt:
+		for i, x := range a {
+			out[i>>3] |= b2u(x > b[i]) << (i & 7)
+		}
+	case cmpGe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x >= b[i]) << (i & 7)
+		}
+	}
+}
+
+func cmpColConst[T int64 | float64](op cmpOp, a []T, c T, out []byte) {
+	switch op {
+	case cmpEq:
+		for i, x := range a {
+			out[i>>3] |= b2u(x == c) << (i & 7)
+		}
+	case cmpNe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x != c) << (i & 7)
+		}
+	case cmpLt:
+		for i, x := range a {
+			out[i>>3] |= b2u(x < c) << (i & 7)
+		}
+	case cmpLe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x <= c) << (i & 7)
+		}
+	case cmpGt:
+		for i, x := range a {
+			out[i>>3] |= b2u(x > c) << (i & 7)
+		}
+	case cmpGe:
+		for i, x := range a {
+			out[i>>3] |= b2u(x >= c) << (i & 7)
+		}
+	}
 }
 
 // cmpResult maps a three-way comparison to op.

@@ -85,7 +85,7 @@ func TestScalarLike(t *testing.T) {
 			want: rows("false|false|NULL|true|false"), text: "(a LIKE 'a#_%' ESCAPE '#')"},
 		{name: "LIKE column pattern", cols: []tc{strs, col(tStr, "_pple", "b%", "%", nil, "%")},
 			build: func(c []Expr) (Expr, error) { return NewLike(c[0], c[1], '\\', false) },
-			want: rows("true|true|NULL|NULL|true")},
+			want:  rows("true|true|NULL|NULL|true")},
 		{name: "LIKE NULL pattern", cols: []tc{strs}, build: func(c []Expr) (Expr, error) { return NewLike(c[0], &Const{T: tNull}, '\\', false) },
 			want: rows("NULL|NULL|NULL|NULL|NULL")},
 		{name: "pattern ends with escape", cols: []tc{strs}, build: func(c []Expr) (Expr, error) { return NewLike(c[0], lit(t, `ab\`, tStr), '\\', false) },

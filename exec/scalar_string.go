@@ -257,7 +257,7 @@ func substring(s string, pos int64, n int64, hasLen bool) (string, error) {
 		return "", fmt.Errorf("negative substring length not allowed")
 	}
 	start := max(pos, 1)
-	var end int64 // exclusive, in characters, when bounded
+	var end int64                     // exclusive, in characters, when bounded
 	bounded := hasLen && pos+n >= pos // pos+n overflowing means unbounded
 	if bounded {
 		end = pos + n

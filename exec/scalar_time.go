@@ -100,56 +100,55 @@ func newExtract(unit string, args []Expr) (Expr, error) {
 	return &kernelExpr{t: types.TBigInt, args: []Expr{x}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
 		src := Int64s(as[0])
 		dst := make([]int64, n)
+		f := extractField(unit, isDate)
 		for i, v := range src {
 			days, ms := v, int64(0)
 			if !isDate {
 				days = types.FloorDiv(v, types.MsPerDay)
 				ms = v - days*types.MsPerDay
 			}
-			dst[i] = extractField(unit, days, ms, v, isDate)
+			dst[i] = f(days, ms, v)
 		}
 		valid, nulls := andValidity(n, as[0])
 		return makeInt64(dst, valid, nulls), nil
 	}}, nil
 }
 
-// extractField computes one field from a day number and the milliseconds into that day.
-func extractField(unit string, days, ms, raw int64, isDate bool) int64 {
+// extractField returns the function computing one field from a day number, the
+// milliseconds into that day and the raw value; chosen once per batch, not per row.
+func extractField(unit string, isDate bool) func(days, ms, raw int64) int64 {
 	switch unit {
 	case "year":
-		y, _, _ := civilFromDays(days)
-		return y
+		return func(days, _, _ int64) int64 { y, _, _ := civilFromDays(days); return y }
 	case "month":
-		_, m, _ := civilFromDays(days)
-		return m
+		return func(days, _, _ int64) int64 { _, m, _ := civilFromDays(days); return m }
 	case "day":
-		_, _, d := civilFromDays(days)
-		return d
+		return func(days, _, _ int64) int64 { _, _, d := civilFromDays(days); return d }
 	case "quarter":
-		_, m, _ := civilFromDays(days)
-		return (m-1)/3 + 1
+		return func(days, _, _ int64) int64 { _, m, _ := civilFromDays(days); return (m-1)/3 + 1 }
 	case "hour":
-		return ms / 3_600_000
+		return func(_, ms, _ int64) int64 { return ms / 3_600_000 }
 	case "minute":
-		return ms / 60_000 % 60
+		return func(_, ms, _ int64) int64 { return ms / 60_000 % 60 }
 	case "second":
-		return ms / 1000 % 60
+		return func(_, ms, _ int64) int64 { return ms / 1000 % 60 }
 	case "millisecond":
-		return ms % 60_000
+		return func(_, ms, _ int64) int64 { return ms % 60_000 }
 	case "dow":
-		return dayOfWeek(days)
+		return func(days, _, _ int64) int64 { return dayOfWeek(days) }
 	case "doy":
-		y, _, _ := civilFromDays(days)
-		return days - daysFromCivil(y, 1, 1) + 1
-	case "week":
-		return isoWeek(days)
-	case "epoch":
-		if isDate {
-			return raw * 86_400
+		return func(days, _, _ int64) int64 {
+			y, _, _ := civilFromDays(days)
+			return days - daysFromCivil(y, 1, 1) + 1
 		}
-		return types.FloorDiv(raw, 1000)
+	case "week":
+		return func(days, _, _ int64) int64 { return isoWeek(days) }
 	}
-	return 0
+	// epoch
+	if isDate {
+		return func(_, _, raw int64) int64 { return raw * 86_400 }
+	}
+	return func(_, _, raw int64) int64 { return types.FloorDiv(raw, 1000) }
 }
 
 // newDateTrunc is date_trunc('unit', ts): ts (a DATE is taken as its midnight) rounded down

@@ -61,7 +61,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		}
 		if x.Window != nil {
 			if x.Window.TVF.Kind == sql.Session {
-				return fmt.Errorf("SESSION windows are not supported yet")
+				return bd.buildSession(x, h, out)
 			}
 			h.Windowed, h.WindowEnd, h.EmitOnClose = true, x.Window.EndKey, x.Window.EmitOnClose
 		}
@@ -96,4 +96,56 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return nil
 	}
 	return fmt.Errorf("internal error: no operator for %T", n)
+}
+
+// buildSession builds a SESSION window aggregate: the session operator reads the window's
+// input and evaluates, per session, the operators between the window and the aggregate
+// plus the aggregate itself (in batch mode) over the session's rows.
+func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Output) error {
+	w := windowOf(x.Input.(*Project).Input)
+	outT := Types(x.Schema())
+	eval := func(b *exec.Batch) (*exec.Batch, error) {
+		coll := &exec.Collector{Types: outT, Ordered: true}
+		h := &exec.HashAgg{Keys: proto.Keys, KeyT: proto.KeyT, Aggs: proto.Aggs, Batch: true, Out: exec.Output{Op: coll}}
+		in, err := chain(x.Input, w, exec.Output{Op: h})
+		if err != nil {
+			return nil, err
+		}
+		if err := in.EmitBatch(b); err != nil {
+			return nil, err
+		}
+		if err := in.Emit(exec.Msg{Kind: exec.MsgEnd}); err != nil {
+			return nil, err
+		}
+		bs := coll.Batches(1 << 16)
+		if len(bs) == 0 {
+			return nil, nil
+		}
+		return exec.Concat(bs, outT), nil
+	}
+	s := &window.Session{Gap: w.TVF.Args[0], TimeCol: w.TimeCol, PartCols: w.PartCols, Types: Types(w.Input.Schema()),
+		Eval: eval, EmitOnClose: x.Window.EmitOnClose, Batch: bd.opt.Batch, Out: out}
+	if bd.opt.Late != nil {
+		s.Late = bd.opt.Late(w.TVF.Table)
+	}
+	return bd.build(w.Input, exec.Output{Op: s})
+}
+
+// chain instantiates the filters and projections from n down to stop, sending to out, and
+// returns the input of the lowest one.
+func chain(n Node, stop Node, out exec.Output) (exec.Output, error) {
+	switch x := n.(type) {
+	case *Filter:
+		if x == stop {
+			return out, nil
+		}
+		return chain(x.Input, stop, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Out: out}})
+	case *Project:
+		return chain(x.Input, stop, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Out: out}})
+	case *Window:
+		if n == stop {
+			return out, nil
+		}
+	}
+	return exec.Output{}, fmt.Errorf("internal error: unexpected %T between a SESSION window and its aggregate", n)
 }

@@ -1,0 +1,280 @@
+package window
+
+import (
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Session is a SESSION window aggregate. Each row opens a window [ts, ts + Gap) in its
+// partition; windows that overlap or touch merge (rows exactly Gap apart share a session, as
+// in Flink), and window_end is the last row's ts + Gap. A session is complete when the
+// watermark W >= window_end - 1; a complete session is final: a later row touching it starts
+// a new session. A row is late when the session it forms after merging is complete.
+//
+// The operator keeps each open session's rows and computes a session's output rows with
+// Eval (the aggregation above the window, over the session's rows with window_start,
+// window_end and window_time appended). By default it emits a session's rows whenever it
+// changes (retracting the previous rows, including those of sessions merged away); with
+// EmitOnClose, once when the session completes; in Batch mode, every session at End.
+// Retractions from the input remove a row from the session that holds it; they never split
+// a session.
+type Session struct {
+	Gap         int64
+	TimeCol     int
+	PartCols    []int
+	Types       []types.T // input column types
+	Eval        func(*exec.Batch) (*exec.Batch, error)
+	EmitOnClose bool
+	Batch       bool
+	Late        LateSink
+	Out         exec.Output
+
+	parts map[string][]*session
+	dirty map[*session]bool
+	gone  []*session
+	kb    []byte
+}
+
+type session struct {
+	key        string
+	start, end int64
+	rows       [][]any
+	w          []int64
+	emitted    *exec.Batch
+}
+
+var _ exec.Operator = (*Session)(nil)
+
+// Push implements exec.Operator.
+func (s *Session) Push(_ int, m exec.Msg) error {
+	if s.parts == nil {
+		s.parts = map[string][]*session{}
+		s.dirty = map[*session]bool{}
+	}
+	switch m.Kind {
+	case exec.MsgWatermark:
+		if err := s.fire(m.Watermark); err != nil {
+			return err
+		}
+		return s.Out.Emit(m)
+	case exec.MsgEnd:
+		if s.Batch || s.EmitOnClose {
+			if err := s.fire(1<<63 - 1); err != nil {
+				return err
+			}
+		}
+		return s.Out.Emit(m)
+	}
+	b := m.Batch
+	tcol := b.Cols[s.TimeCol]
+	for i := 0; i < b.N; i++ {
+		if tcol.IsNull(i) {
+			continue
+		}
+		ts := exec.Int64s(tcol)[i]
+		wm := exec.NoWatermark
+		if b.WM != nil {
+			wm = b.WM[i]
+		}
+		s.kb = exec.RowKey(s.kb[:0], b, s.PartCols, i)
+		key := string(s.kb)
+		if w := b.Weight(i); w > 0 {
+			s.insert(key, ts, wm, b.Row(i), w)
+		} else {
+			s.retract(key, ts, b.Row(i), w)
+		}
+	}
+	if s.Batch || s.EmitOnClose {
+		s.dirty = map[*session]bool{}
+		s.gone = nil
+		return nil
+	}
+	return s.emitChanges()
+}
+
+func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
+	start, end := ts, ts+s.Gap
+	list := s.parts[key]
+	var keep, merged []*session
+	for changed := true; changed; {
+		changed = false
+		keep = keep[:0]
+		for _, x := range list {
+			open := x.end-1 > wm
+			if open && x.start <= end && start <= x.end {
+				start, end = min(start, x.start), max(end, x.end)
+				merged = append(merged, x)
+				changed = true
+				continue
+			}
+			keep = append(keep, x)
+		}
+		list = append([]*session(nil), keep...)
+	}
+	if end-1 <= wm {
+		if s.Late != nil {
+			s.Late(LateRow{EventTime: ts, Watermark: wm, Row: row})
+		}
+		return
+	}
+	ns := &session{key: key, start: start, end: end}
+	for _, x := range merged {
+		ns.rows = append(ns.rows, x.rows...)
+		ns.w = append(ns.w, x.w...)
+		if x.emitted != nil {
+			s.gone = append(s.gone, x)
+		}
+		delete(s.dirty, x)
+	}
+	ns.rows = append(ns.rows, row)
+	ns.w = append(ns.w, w)
+	list = append(list, ns)
+	sort.Slice(list, func(a, b int) bool { return list[a].start < list[b].start })
+	s.parts[key] = list
+	s.dirty[ns] = true
+}
+
+func (s *Session) retract(key string, ts int64, row []any, w int64) {
+	for _, x := range s.parts[key] {
+		if ts < x.start || ts >= x.end {
+			continue
+		}
+		for j, r := range x.rows {
+			if sameRow(r, row) {
+				x.w[j] += w
+				if x.w[j] <= 0 {
+					x.rows = append(x.rows[:j], x.rows[j+1:]...)
+					x.w = append(x.w[:j], x.w[j+1:]...)
+				}
+				s.dirty[x] = true
+				return
+			}
+		}
+	}
+}
+
+func sameRow(a, b []any) bool {
+	for i := range a {
+		if exec.CompareValues(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// evalSession computes a session's output rows.
+func (s *Session) evalSession(x *session) (*exec.Batch, error) {
+	if len(x.rows) == 0 {
+		return nil, nil
+	}
+	var rows [][]any
+	var ws []int64
+	for j, r := range x.rows {
+		rows = append(rows, r)
+		ws = append(ws, x.w[j])
+	}
+	in := exec.RowsToBatch(rows, s.Types)
+	in.W = ws
+	n := len(rows)
+	in.Cols = append(in.Cols, constInt(x.start, n), constInt(x.end, n), constInt(x.end-1, n))
+	return s.Eval(in)
+}
+
+func constInt(v int64, n int) arrow.Array {
+	return exec.ConstArray(types.TTimestamp, v, n)
+}
+
+// emitChanges retracts the previous rows of changed and merged-away sessions and emits the
+// current rows of changed ones.
+func (s *Session) emitChanges() error {
+	var olds []*exec.Batch
+	for _, x := range s.gone {
+		olds = append(olds, x.emitted)
+		x.emitted = nil
+	}
+	s.gone = nil
+	dirty := make([]*session, 0, len(s.dirty))
+	for x := range s.dirty {
+		dirty = append(dirty, x)
+	}
+	sort.Slice(dirty, func(a, b int) bool {
+		if dirty[a].key != dirty[b].key {
+			return dirty[a].key < dirty[b].key
+		}
+		return dirty[a].start < dirty[b].start
+	})
+	s.dirty = map[*session]bool{}
+	var news []*exec.Batch
+	for _, x := range dirty {
+		if x.emitted != nil {
+			olds = append(olds, x.emitted)
+		}
+		cur, err := s.evalSession(x)
+		if err != nil {
+			return err
+		}
+		x.emitted = cur
+		if cur != nil {
+			news = append(news, cur)
+		}
+	}
+	for _, o := range olds {
+		r := &exec.Batch{Cols: o.Cols, N: o.N, W: negate(o)}
+		if err := s.Out.EmitBatch(r); err != nil {
+			return err
+		}
+	}
+	for _, n := range news {
+		if err := s.Out.EmitBatch(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func negate(b *exec.Batch) []int64 {
+	w := make([]int64, b.N)
+	for i := range w {
+		w[i] = -b.Weight(i)
+	}
+	return w
+}
+
+// fire completes the sessions with window_end - 1 <= w: emits them (EMIT ON WINDOW CLOSE,
+// Batch) and frees their state.
+func (s *Session) fire(w int64) error {
+	keys := make([]string, 0, len(s.parts))
+	for k := range s.parts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		list := s.parts[k]
+		keep := list[:0]
+		for _, x := range list {
+			if x.end-1 > w {
+				keep = append(keep, x)
+				continue
+			}
+			if s.EmitOnClose || s.Batch {
+				out, err := s.evalSession(x)
+				if err != nil {
+					return err
+				}
+				if err := s.Out.EmitBatch(out); err != nil {
+					return err
+				}
+			}
+		}
+		if len(keep) == 0 {
+			delete(s.parts, k)
+		} else {
+			s.parts[k] = keep
+		}
+	}
+	return nil
+}
