@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -14,7 +13,7 @@ import (
 // LIKE agrees with an equivalent regular expression on random strings and patterns over a
 // small alphabet (so that matches are frequent), for both matcher strategies.
 func TestScalarLikeMatchesRegexp(t *testing.T) {
-	seed := time.Now().UnixNano()
+	seed := int64(20240229) // fixed: a failure replays exactly
 	rng := rand.New(rand.NewSource(seed))
 	gen := func(alpha string, n int) string {
 		var sb strings.Builder
@@ -46,14 +45,14 @@ func TestScalarNoLeaks(t *testing.T) {
 	Mem = mem
 	defer func() { Mem = saved }()
 
-	cols := []tc{
-		col(tBig, 1, 0, nil, 4),
-		col(tStr, "a", "b", nil, "abc"),
-		col(tBool, true, nil, false, true),
-		col(tDate, "2024-01-01", nil, "1969-12-31", "2000-02-29"),
+	cols := []scalarCol{
+		scol(tyBig, 1, 0, nil, 4),
+		scol(tyStr, "a", "b", nil, "abc"),
+		scol(tyBool, true, nil, false, true),
+		scol(tyDate, "2024-01-01", nil, "1969-12-31", "2000-02-29"),
 	}
-	b := buildBatch(t, cols, 0)
-	c := refs(cols)
+	b := sbuildBatch(t, cols, 0)
+	c := srefs(cols)
 	mk := func(e Expr, err error) Expr {
 		t.Helper()
 		if err != nil {
@@ -61,28 +60,28 @@ func TestScalarNoLeaks(t *testing.T) {
 		}
 		return e
 	}
-	zero := lit(t, 0, tBig)
+	zero := slit(t, 0, tyBig)
 	eq0 := mk(NewBinary("=", c[0], zero))
-	div := mk(NewBinary("/", lit(t, 8, tBig), c[0]))
+	div := mk(NewBinary("/", slit(t, 8, tyBig), c[0]))
 	exprs := []Expr{
-		mk(NewBinary("+", c[0], lit(t, 1, tBig))),
+		mk(NewBinary("+", c[0], slit(t, 1, tyBig))),
 		mk(NewBinary("||", c[1], c[0])),
 		mk(NewBinary("AND", c[2], mk(NewBinary("<>", c[0], zero)))),
 		mk(NewBinary("AND", mk(NewBinary("<>", c[0], zero)), mk(NewBinary(">", div, zero)))),
 		mk(NewCase(nil, []Expr{eq0}, []Expr{c[1]}, mk(NewFunc("upper", []Expr{c[1]})))),
 		mk(NewCase(nil, []Expr{eq0}, []Expr{zero}, div)),
-		mk(NewFunc("coalesce", []Expr{c[1], lit(t, "z", tStr)})),
+		mk(NewFunc("coalesce", []Expr{c[1], slit(t, "z", tyStr)})),
 		mk(NewFunc("coalesce", []Expr{c[0], div})),
-		mk(NewFunc("nullif", []Expr{c[1], lit(t, "a", tStr)})),
-		mk(NewCast(c[3], tStr, false)),
-		mk(NewCast(c[1], tBig, true)),
-		mk(NewLike(c[1], lit(t, "a%", tStr), '\\', false)),
-		mk(NewIn(c[1], []Expr{lit(t, "a", tStr), &Const{T: tNull}}, true)),
-		mk(NewFunc("date_trunc", []Expr{lit(t, "month", tStr), c[3]})),
-		mk(NewFunc("greatest", []Expr{c[1], lit(t, "b", tStr)})),
+		mk(NewFunc("nullif", []Expr{c[1], slit(t, "a", tyStr)})),
+		mk(NewCast(c[3], tyStr, false)),
+		mk(NewCast(c[1], tyBig, true)),
+		mk(NewLike(c[1], slit(t, "a%", tyStr), '\\', false)),
+		mk(NewIn(c[1], []Expr{slit(t, "a", tyStr), &Const{T: tyNull}}, true)),
+		mk(NewFunc("date_trunc", []Expr{slit(t, "month", tyStr), c[3]})),
+		mk(NewFunc("greatest", []Expr{c[1], slit(t, "b", tyStr)})),
 		NewIsNull(c[2], false),
 		mk(NewNot(c[2])),
-		&Const{V: "k", T: tStr},
+		&Const{V: "k", T: tyStr},
 	}
 	for _, e := range exprs {
 		a, err := e.Eval(b)
@@ -95,7 +94,7 @@ func TestScalarNoLeaks(t *testing.T) {
 	mem.AssertSize(t, 0)
 }
 
-func benchBatch(n int) *Batch {
+func sbenchBatch(n int) *Batch {
 	rng := rand.New(rand.NewSource(1))
 	a, b := make([]int64, n), make([]int64, n)
 	for i := range a {
@@ -105,7 +104,7 @@ func benchBatch(n int) *Batch {
 	return &Batch{N: n, Cols: []arrow.Array{NewInt64(a, nil), NewInt64(b, nil)}}
 }
 
-func runBench(b *testing.B, e Expr, batch *Batch) {
+func srunBench(b *testing.B, e Expr, batch *Batch) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -120,28 +119,28 @@ func runBench(b *testing.B, e Expr, batch *Batch) {
 
 // BenchmarkScalarArith evaluates a + b * 2 over 64k BIGINT rows.
 func BenchmarkScalarArith(b *testing.B) {
-	batch := benchBatch(1 << 16)
-	x := &ColRef{Idx: 0, T: tBig, Name: "a"}
-	y := &ColRef{Idx: 1, T: tBig, Name: "b"}
-	m, _ := NewBinary("*", y, &Const{V: int64(2), T: tBig})
+	batch := sbenchBatch(1 << 16)
+	x := &ColRef{Idx: 0, T: tyBig, Name: "a"}
+	y := &ColRef{Idx: 1, T: tyBig, Name: "b"}
+	m, _ := NewBinary("*", y, &Const{V: int64(2), T: tyBig})
 	e, err := NewBinary("+", x, m)
 	if err != nil {
 		b.Fatal(err)
 	}
-	runBench(b, e, batch)
+	srunBench(b, e, batch)
 }
 
 // BenchmarkScalarCompare evaluates a < b and a < constant over 64k BIGINT rows.
 func BenchmarkScalarCompare(b *testing.B) {
-	batch := benchBatch(1 << 16)
-	x := &ColRef{Idx: 0, T: tBig, Name: "a"}
-	y := &ColRef{Idx: 1, T: tBig, Name: "b"}
+	batch := sbenchBatch(1 << 16)
+	x := &ColRef{Idx: 0, T: tyBig, Name: "a"}
+	y := &ColRef{Idx: 1, T: tyBig, Name: "b"}
 	b.Run("col-col", func(b *testing.B) {
 		e, _ := NewBinary("<", x, y)
-		runBench(b, e, batch)
+		srunBench(b, e, batch)
 	})
 	b.Run("col-const", func(b *testing.B) {
-		e, _ := NewBinary("<", x, &Const{V: int64(1 << 39), T: tBig})
-		runBench(b, e, batch)
+		e, _ := NewBinary("<", x, &Const{V: int64(1 << 39), T: tyBig})
+		srunBench(b, e, batch)
 	})
 }

@@ -7,65 +7,65 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-func cast(to types.T) func(c []Expr) (Expr, error) {
+func scast(to types.T) func(c []Expr) (Expr, error) {
 	return func(c []Expr) (Expr, error) { return NewCast(c[0], to, false) }
 }
 
-func tryCast(to types.T) func(c []Expr) (Expr, error) {
+func stryCast(to types.T) func(c []Expr) (Expr, error) {
 	return func(c []Expr) (Expr, error) { return NewCast(c[0], to, true) }
 }
 
 func TestScalarCast(t *testing.T) {
 	runScalarCases(t, []scalarCase{
-		{name: "varchar to bigint", cols: []tc{col(tStr, "123", " -5 ", nil)}, build: cast(tBig),
-			want: rows("123|-5|NULL"), typ: "BIGINT", text: "CAST(a AS BIGINT)"},
-		{name: "bad bigint text", cols: []tc{col(tStr, "1", "abc")}, build: cast(tBig), err: `invalid BIGINT value "abc"`},
-		{name: "fraction is not a bigint", cols: []tc{col(tStr, "1.5")}, build: cast(tBig), err: `invalid BIGINT value "1.5"`},
-		{name: "int text out of range", cols: []tc{col(tStr, "3000000000")}, build: cast(tInt), err: `value "3000000000" out of range for INT`},
-		{name: "try_cast gives NULL", cols: []tc{col(tStr, "1", "abc", nil, "3000000000")}, build: tryCast(tInt),
-			want: rows("1|NULL|NULL|NULL"), text: "TRY_CAST(a AS INT)"},
-		{name: "varchar to double", cols: []tc{col(tStr, "1.5", "-1e3", "nan?")}, build: tryCast(tDbl), want: rows("1.5|-1000|NULL")},
-		{name: "varchar to decimal is exact", cols: []tc{col(tStr, "123456789012345.678", "-0.005", "1.", ".5")}, build: cast(dec(18, 2)),
-			want: rows("123456789012345.68|-0.01|1.00|0.50")},
-		{name: "varchar to decimal out of range", cols: []tc{col(tStr, "12345.6")}, build: cast(dec(4, 1)), err: `value "12345.6" out of range for DECIMAL(4,1)`},
-		{name: "varchar to decimal garbage", cols: []tc{col(tStr, "1.2.3")}, build: cast(dec(4, 1)), err: `invalid DECIMAL(4,1) value "1.2.3"`},
-		{name: "varchar to boolean", cols: []tc{col(tStr, "true", "FALSE", "t", "0", "yes")}, build: cast(tBool), want: rows("true|false|true|false|true")},
-		{name: "bad boolean", cols: []tc{col(tStr, "maybe")}, build: cast(tBool), err: `invalid BOOLEAN value "maybe"`},
-		{name: "varchar to date", cols: []tc{col(tStr, "1969-07-20", "2024-01-01 23:59:59")}, build: cast(tDate), want: rows("1969-07-20|2024-01-01")},
-		{name: "bad date", cols: []tc{col(tStr, "2024-13-01")}, build: cast(tDate), err: `invalid DATE value "2024-13-01"`},
-		{name: "varchar to timestamp", cols: []tc{col(tStr, "1969-12-31 23:59:59.123", "2024-01-01T10:00:00Z")}, build: cast(tTS),
-			want: rows("1969-12-31 23:59:59.123|2024-01-01 10:00:00")},
-		{name: "varchar to interval", cols: []tc{col(tStr, "1")}, build: cast(tIv), err: "cannot cast VARCHAR to INTERVAL"},
-		{name: "double to bigint truncates", cols: []tc{col(tDbl, 2.7, -2.7, 0.5, nil)}, build: cast(tBig), want: rows("2|-2|0|NULL")},
-		{name: "double to int out of range", cols: []tc{col(tDbl, 3e9)}, build: cast(tInt), err: "value 3e+09 out of range for INT"},
-		{name: "double NaN to bigint", cols: []tc{col(tStr, "NaN")}, build: func(c []Expr) (Expr, error) {
-			d, _ := NewCast(c[0], tDbl, false)
-			return NewCast(d, tBig, false)
+		{name: "varchar to bigint", cols: []scalarCol{scol(tyStr, "123", " -5 ", nil)}, build: scast(tyBig),
+			want: srows("123|-5|NULL"), typ: "BIGINT", text: "CAST(a AS BIGINT)"},
+		{name: "bad bigint text", cols: []scalarCol{scol(tyStr, "1", "abc")}, build: scast(tyBig), err: `invalid BIGINT value "abc"`},
+		{name: "fraction is not a bigint", cols: []scalarCol{scol(tyStr, "1.5")}, build: scast(tyBig), err: `invalid BIGINT value "1.5"`},
+		{name: "int text out of range", cols: []scalarCol{scol(tyStr, "3000000000")}, build: scast(tyInt), err: `value "3000000000" out of range for INT`},
+		{name: "try_cast gives NULL", cols: []scalarCol{scol(tyStr, "1", "abc", nil, "3000000000")}, build: stryCast(tyInt),
+			want: srows("1|NULL|NULL|NULL"), text: "TRY_CAST(a AS INT)"},
+		{name: "varchar to double", cols: []scalarCol{scol(tyStr, "1.5", "-1e3", "nan?")}, build: stryCast(tyDbl), want: srows("1.5|-1000|NULL")},
+		{name: "varchar to decimal is exact", cols: []scalarCol{scol(tyStr, "123456789012345.678", "-0.005", "1.", ".5")}, build: scast(sdec(18, 2)),
+			want: srows("123456789012345.68|-0.01|1.00|0.50")},
+		{name: "varchar to decimal out of range", cols: []scalarCol{scol(tyStr, "12345.6")}, build: scast(sdec(4, 1)), err: `value "12345.6" out of range for DECIMAL(4,1)`},
+		{name: "varchar to decimal garbage", cols: []scalarCol{scol(tyStr, "1.2.3")}, build: scast(sdec(4, 1)), err: `invalid DECIMAL(4,1) value "1.2.3"`},
+		{name: "varchar to boolean", cols: []scalarCol{scol(tyStr, "true", "FALSE", "t", "0", "yes")}, build: scast(tyBool), want: srows("true|false|true|false|true")},
+		{name: "bad boolean", cols: []scalarCol{scol(tyStr, "maybe")}, build: scast(tyBool), err: `invalid BOOLEAN value "maybe"`},
+		{name: "varchar to date", cols: []scalarCol{scol(tyStr, "1969-07-20", "2024-01-01 23:59:59")}, build: scast(tyDate), want: srows("1969-07-20|2024-01-01")},
+		{name: "bad date", cols: []scalarCol{scol(tyStr, "2024-13-01")}, build: scast(tyDate), err: `invalid DATE value "2024-13-01"`},
+		{name: "varchar to timestamp", cols: []scalarCol{scol(tyStr, "1969-12-31 23:59:59.123", "2024-01-01T10:00:00Z")}, build: scast(tyTS),
+			want: srows("1969-12-31 23:59:59.123|2024-01-01 10:00:00")},
+		{name: "varchar to interval", cols: []scalarCol{scol(tyStr, "1")}, build: scast(tyIv), err: "cannot cast VARCHAR to INTERVAL"},
+		{name: "double to bigint truncates", cols: []scalarCol{scol(tyDbl, 2.7, -2.7, 0.5, nil)}, build: scast(tyBig), want: srows("2|-2|0|NULL")},
+		{name: "double to int out of range", cols: []scalarCol{scol(tyDbl, 3e9)}, build: scast(tyInt), err: "value 3e+09 out of range for INT"},
+		{name: "double NaN to bigint", cols: []scalarCol{scol(tyStr, "NaN")}, build: func(c []Expr) (Expr, error) {
+			d, _ := NewCast(c[0], tyDbl, false)
+			return NewCast(d, tyBig, false)
 		}, err: "out of range for BIGINT"},
-		{name: "try double to int", cols: []tc{col(tDbl, 3e9, 1.0)}, build: tryCast(tInt), want: rows("NULL|1")},
-		{name: "double to decimal rounds", cols: []tc{col(tDbl, 1.255, -1.235, 0.125)}, build: cast(dec(5, 2)), want: rows("1.25|-1.24|0.13")},
-		{name: "bigint to int", cols: []tc{col(tBig, 5, 3000000000)}, build: cast(tInt), err: "value 3000000000 out of range for INT"},
-		{name: "bigint to double", cols: []tc{col(tBig, 5, nil)}, build: cast(tDbl), want: rows("5|NULL")},
-		{name: "int to decimal", cols: []tc{col(tInt, 5, -3)}, build: cast(dec(4, 2)), want: rows("5.00|-3.00")},
-		{name: "int to decimal overflow", cols: []tc{col(tInt, 100)}, build: cast(dec(4, 2)), err: "out of range for DECIMAL(4,2)"},
-		{name: "decimal rescale down rounds", cols: []tc{col(dec(5, 3), "1.255", "-1.255", "1.249")}, build: cast(dec(4, 2)), want: rows("1.26|-1.26|1.25")},
-		{name: "decimal rescale up", cols: []tc{col(dec(3, 1), "1.5")}, build: cast(dec(6, 3)), want: rows("1.500")},
-		{name: "decimal to bigint truncates", cols: []tc{col(dec(5, 2), "2.99", "-2.99")}, build: cast(tBig), want: rows("2|-2")},
-		{name: "decimal to double", cols: []tc{col(dec(5, 2), "2.5")}, build: cast(tDbl), want: rows("2.5")},
-		{name: "to varchar", cols: []tc{col(tDbl, 0.1, 1e21, nil)}, build: cast(tStr), want: rows("0.1|1e+21|NULL")},
-		{name: "decimal to varchar", cols: []tc{col(dec(5, 2), "-0.05")}, build: cast(tStr), want: rows("-0.05")},
-		{name: "timestamp to varchar", cols: []tc{col(tTS, "1969-12-31 23:59:59.5")}, build: cast(tStr), want: rows("1969-12-31 23:59:59.500")},
-		{name: "boolean to varchar", cols: []tc{col(tBool, true, false)}, build: cast(tStr), want: rows("true|false")},
-		{name: "boolean to int", cols: []tc{col(tBool, true, false, nil)}, build: cast(tInt), want: rows("1|0|NULL")},
-		{name: "int to boolean", cols: []tc{col(tBig, 0, -2, nil)}, build: cast(tBool), want: rows("false|true|NULL")},
-		{name: "timestamp to date floors", cols: []tc{col(tTS, "1969-12-31 23:00:00", "1970-01-01 00:00:00")}, build: cast(tDate), want: rows("1969-12-31|1970-01-01")},
-		{name: "date to timestamp", cols: []tc{col(tDate, "1969-12-31")}, build: cast(tTS), want: rows("1969-12-31 00:00:00")},
-		{name: "NULL to date", cols: []tc{col(tBig, 1)}, build: func(c []Expr) (Expr, error) { return NewCast(&Const{T: tNull}, tDate, false) },
-			want: rows("NULL"), typ: "DATE"},
-		{name: "same type is a no-op", cols: []tc{col(tBig, 1)}, build: cast(tBig), want: rows("1"), text: "a"},
-		{name: "date to bigint", cols: []tc{col(tDate, 1)}, build: cast(tBig), err: "cannot cast DATE to BIGINT"},
-		{name: "boolean to double", cols: []tc{col(tBool, true)}, build: cast(tDbl), err: "cannot cast BOOLEAN to DOUBLE"},
-		{name: "interval to timestamp", cols: []tc{col(tIv, 1)}, build: cast(tTS), err: "cannot cast INTERVAL to TIMESTAMP(3)"},
+		{name: "try double to int", cols: []scalarCol{scol(tyDbl, 3e9, 1.0)}, build: stryCast(tyInt), want: srows("NULL|1")},
+		{name: "double to decimal rounds", cols: []scalarCol{scol(tyDbl, 1.255, -1.235, 0.125)}, build: scast(sdec(5, 2)), want: srows("1.25|-1.24|0.13")},
+		{name: "bigint to int", cols: []scalarCol{scol(tyBig, 5, 3000000000)}, build: scast(tyInt), err: "value 3000000000 out of range for INT"},
+		{name: "bigint to double", cols: []scalarCol{scol(tyBig, 5, nil)}, build: scast(tyDbl), want: srows("5|NULL")},
+		{name: "int to decimal", cols: []scalarCol{scol(tyInt, 5, -3)}, build: scast(sdec(4, 2)), want: srows("5.00|-3.00")},
+		{name: "int to decimal overflow", cols: []scalarCol{scol(tyInt, 100)}, build: scast(sdec(4, 2)), err: "out of range for DECIMAL(4,2)"},
+		{name: "decimal rescale down rounds", cols: []scalarCol{scol(sdec(5, 3), "1.255", "-1.255", "1.249")}, build: scast(sdec(4, 2)), want: srows("1.26|-1.26|1.25")},
+		{name: "decimal rescale up", cols: []scalarCol{scol(sdec(3, 1), "1.5")}, build: scast(sdec(6, 3)), want: srows("1.500")},
+		{name: "decimal to bigint truncates", cols: []scalarCol{scol(sdec(5, 2), "2.99", "-2.99")}, build: scast(tyBig), want: srows("2|-2")},
+		{name: "decimal to double", cols: []scalarCol{scol(sdec(5, 2), "2.5")}, build: scast(tyDbl), want: srows("2.5")},
+		{name: "to varchar", cols: []scalarCol{scol(tyDbl, 0.1, 1e21, nil)}, build: scast(tyStr), want: srows("0.1|1e+21|NULL")},
+		{name: "decimal to varchar", cols: []scalarCol{scol(sdec(5, 2), "-0.05")}, build: scast(tyStr), want: srows("-0.05")},
+		{name: "timestamp to varchar", cols: []scalarCol{scol(tyTS, "1969-12-31 23:59:59.5")}, build: scast(tyStr), want: srows("1969-12-31 23:59:59.500")},
+		{name: "boolean to varchar", cols: []scalarCol{scol(tyBool, true, false)}, build: scast(tyStr), want: srows("true|false")},
+		{name: "boolean to int", cols: []scalarCol{scol(tyBool, true, false, nil)}, build: scast(tyInt), want: srows("1|0|NULL")},
+		{name: "int to boolean", cols: []scalarCol{scol(tyBig, 0, -2, nil)}, build: scast(tyBool), want: srows("false|true|NULL")},
+		{name: "timestamp to date floors", cols: []scalarCol{scol(tyTS, "1969-12-31 23:00:00", "1970-01-01 00:00:00")}, build: scast(tyDate), want: srows("1969-12-31|1970-01-01")},
+		{name: "date to timestamp", cols: []scalarCol{scol(tyDate, "1969-12-31")}, build: scast(tyTS), want: srows("1969-12-31 00:00:00")},
+		{name: "NULL to date", cols: []scalarCol{scol(tyBig, 1)}, build: func(c []Expr) (Expr, error) { return NewCast(&Const{T: tyNull}, tyDate, false) },
+			want: srows("NULL"), typ: "DATE"},
+		{name: "same type is a no-op", cols: []scalarCol{scol(tyBig, 1)}, build: scast(tyBig), want: srows("1"), text: "a"},
+		{name: "date to bigint", cols: []scalarCol{scol(tyDate, 1)}, build: scast(tyBig), err: "cannot cast DATE to BIGINT"},
+		{name: "boolean to double", cols: []scalarCol{scol(tyBool, true)}, build: scast(tyDbl), err: "cannot cast BOOLEAN to DOUBLE"},
+		{name: "interval to timestamp", cols: []scalarCol{scol(tyIv, 1)}, build: scast(tyTS), err: "cannot cast INTERVAL to TIMESTAMP(3)"},
 	})
 }
 
@@ -76,28 +76,28 @@ func TestScalarCoerce(t *testing.T) {
 		to   types.T
 		want string // String() of the result, or "error: ..." substring
 	}{
-		{ref(tInt), tBig, "x"},
-		{ref(tInt), tDbl, "x"},
-		{ref(tBig), dec(18, 2), "x"},
-		{ref(dec(5, 2)), tDbl, "x"},
-		{ref(dec(5, 2)), dec(4, 1), "x"},
-		{ref(tDate), tTS, "x"},
-		{ref(tBig), tInt, "error: cannot convert BIGINT to INT implicitly"},
-		{ref(tDbl), tBig, "error: cannot convert DOUBLE to BIGINT implicitly"},
-		{ref(tStr), tDate, "error: cannot convert VARCHAR to DATE implicitly"},
-		{ref(tBig), tStr, "error: cannot convert BIGINT to VARCHAR implicitly"},
-		{ref(tTS), tDate, "error: cannot convert TIMESTAMP(3) to DATE implicitly"},
-		{lit(t, "2024-02-29", tStr), tDate, "2024-02-29"},
-		{lit(t, "2024-02-29 10:00", tStr), tTS, "2024-02-29 10:00:00"},
-		{lit(t, "1.5", tStr), dec(3, 2), "1.50"},
-		{lit(t, "42", tStr), tInt, "42"},
-		{lit(t, "true", tStr), tBool, "true"},
-		{lit(t, "x", tStr), tBig, `error: invalid BIGINT value "x"`},
-		{lit(t, 7, tBig), tInt, "7"},
-		{lit(t, 3000000000, tBig), tInt, "error: out of range for INT"},
-		{lit(t, 1.5, tDbl), dec(4, 2), "1.50"},
-		{&Const{T: tNull}, tDate, "NULL"},
-		{ref(tNull), tStr, "x"},
+		{ref(tyInt), tyBig, "x"},
+		{ref(tyInt), tyDbl, "x"},
+		{ref(tyBig), sdec(18, 2), "x"},
+		{ref(sdec(5, 2)), tyDbl, "x"},
+		{ref(sdec(5, 2)), sdec(4, 1), "x"},
+		{ref(tyDate), tyTS, "x"},
+		{ref(tyBig), tyInt, "error: cannot convert BIGINT to INT implicitly"},
+		{ref(tyDbl), tyBig, "error: cannot convert DOUBLE to BIGINT implicitly"},
+		{ref(tyStr), tyDate, "error: cannot convert VARCHAR to DATE implicitly"},
+		{ref(tyBig), tyStr, "error: cannot convert BIGINT to VARCHAR implicitly"},
+		{ref(tyTS), tyDate, "error: cannot convert TIMESTAMP(3) to DATE implicitly"},
+		{slit(t, "2024-02-29", tyStr), tyDate, "2024-02-29"},
+		{slit(t, "2024-02-29 10:00", tyStr), tyTS, "2024-02-29 10:00:00"},
+		{slit(t, "1.5", tyStr), sdec(3, 2), "1.50"},
+		{slit(t, "42", tyStr), tyInt, "42"},
+		{slit(t, "true", tyStr), tyBool, "true"},
+		{slit(t, "x", tyStr), tyBig, `error: invalid BIGINT value "x"`},
+		{slit(t, 7, tyBig), tyInt, "7"},
+		{slit(t, 3000000000, tyBig), tyInt, "error: out of range for INT"},
+		{slit(t, 1.5, tyDbl), sdec(4, 2), "1.50"},
+		{&Const{T: tyNull}, tyDate, "NULL"},
+		{ref(tyNull), tyStr, "x"},
 	} {
 		got, err := Coerce(tt.e, tt.to)
 		if strings.HasPrefix(tt.want, "error: ") {
@@ -126,21 +126,21 @@ func TestScalarCommonType(t *testing.T) {
 		a, b types.T
 		want string
 	}{
-		{tInt, tInt, "INT"},
-		{tInt, tBig, "BIGINT"},
-		{tBig, tDbl, "DOUBLE"},
-		{dec(5, 2), tDbl, "DOUBLE"},
-		{dec(5, 2), dec(6, 1), "DECIMAL(7,2)"},
-		{dec(5, 2), tInt, "DECIMAL(12,2)"},
-		{dec(5, 2), tBig, "DECIMAL(18,2)"},
-		{tNull, tStr, "VARCHAR"},
-		{tDate, tNull, "DATE"},
-		{tDate, tTS, "TIMESTAMP(3)"},
-		{tBool, tBool, "BOOLEAN"},
-		{tIv, tIv, "INTERVAL"},
-		{tStr, tBig, "error"},
-		{tBool, tInt, "error"},
-		{tDate, tIv, "error"},
+		{tyInt, tyInt, "INT"},
+		{tyInt, tyBig, "BIGINT"},
+		{tyBig, tyDbl, "DOUBLE"},
+		{sdec(5, 2), tyDbl, "DOUBLE"},
+		{sdec(5, 2), sdec(6, 1), "DECIMAL(7,2)"},
+		{sdec(5, 2), tyInt, "DECIMAL(12,2)"},
+		{sdec(5, 2), tyBig, "DECIMAL(18,2)"},
+		{tyNull, tyStr, "VARCHAR"},
+		{tyDate, tyNull, "DATE"},
+		{tyDate, tyTS, "TIMESTAMP(3)"},
+		{tyBool, tyBool, "BOOLEAN"},
+		{tyIv, tyIv, "INTERVAL"},
+		{tyStr, tyBig, "error"},
+		{tyBool, tyInt, "error"},
+		{tyDate, tyIv, "error"},
 	} {
 		got, err := CommonType(tt.a, tt.b)
 		s := got.String()
@@ -154,24 +154,24 @@ func TestScalarCommonType(t *testing.T) {
 }
 
 func TestScalarEvalConst(t *testing.T) {
-	one := lit(t, 1, tBig)
-	sum, _ := NewBinary("+", one, lit(t, 2, tBig))
+	one := slit(t, 1, tyBig)
+	sum, _ := NewBinary("+", one, slit(t, 2, tyBig))
 	if v, err := EvalConst(sum); err != nil || v != int64(3) {
 		t.Fatalf("EvalConst(1 + 2) = %v, %v", v, err)
 	}
-	up, _ := NewFunc("upper", []Expr{lit(t, "abc", tStr)})
+	up, _ := NewFunc("upper", []Expr{slit(t, "abc", tyStr)})
 	if v, err := EvalConst(up); err != nil || v != "ABC" {
 		t.Fatalf("EvalConst(upper('abc')) = %v, %v", v, err)
 	}
-	null, _ := NewBinary("+", one, &Const{T: tNull})
+	null, _ := NewBinary("+", one, &Const{T: tyNull})
 	if v, err := EvalConst(null); err != nil || v != nil {
 		t.Fatalf("EvalConst(1 + NULL) = %v, %v", v, err)
 	}
-	div, _ := NewBinary("/", one, lit(t, 0, tBig))
+	div, _ := NewBinary("/", one, slit(t, 0, tyBig))
 	if _, err := EvalConst(div); err == nil || err.Error() != "division by zero" {
 		t.Fatalf("EvalConst(1 / 0) error = %v", err)
 	}
-	ref, _ := NewBinary("+", &ColRef{Idx: 0, T: tBig, Name: "x"}, one)
+	ref, _ := NewBinary("+", &ColRef{Idx: 0, T: tyBig, Name: "x"}, one)
 	if _, err := EvalConst(ref); err == nil || !strings.Contains(err.Error(), "not constant") {
 		t.Fatalf("EvalConst(x + 1) error = %v", err)
 	}

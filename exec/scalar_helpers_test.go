@@ -18,18 +18,18 @@ import (
 // batch, on the batch with every column sliced out of a larger array (non-zero offsets,
 // junk values in the hidden rows) and row by row on one-row slices.
 
-// tc is one input column: a type and its values written as Go literals (int for integers,
+// scalarCol is one input column: a type and its values written as Go literals (int for integers,
 // float64, bool, string; strings are parsed for DECIMAL/DATE/TIMESTAMP/INTERVAL columns), nil
 // for NULL.
-type tc struct {
+type scalarCol struct {
 	t    types.T
 	vals []any
 }
 
-func col(t types.T, vals ...any) tc { return tc{t: t, vals: vals} }
+func scol(t types.T, vals ...any) scalarCol { return scalarCol{t: t, vals: vals} }
 
 // physOf converts a test literal to the physical value of t.
-func physOf(tb testing.TB, v any, t types.T) any {
+func sphysOf(tb testing.TB, v any, t types.T) any {
 	tb.Helper()
 	switch x := v.(type) {
 	case nil:
@@ -66,7 +66,7 @@ func physOf(tb testing.TB, v any, t types.T) any {
 
 // junk is a non-null value for the hidden rows of sliced columns: extreme, so that a kernel
 // reading the wrong rows overflows or compares differently.
-func junk(t types.T) any {
+func sjunk(t types.T) any {
 	switch t.Phys() {
 	case types.PhysFloat64:
 		return 0.0
@@ -83,16 +83,16 @@ func junk(t types.T) any {
 
 // buildCol builds column c with pad junk rows before and after the values, sliced back to
 // the values (pad 0: a plain array).
-func buildCol(tb testing.TB, c tc, pad int) arrow.Array {
+func sbuildCol(tb testing.TB, c scalarCol, pad int) arrow.Array {
 	b := NewBuilder(c.t, len(c.vals)+2*pad)
 	for i := 0; i < pad; i++ {
-		b.Append(junk(c.t))
+		b.Append(sjunk(c.t))
 	}
 	for _, v := range c.vals {
-		b.Append(physOf(tb, v, c.t))
+		b.Append(sphysOf(tb, v, c.t))
 	}
 	for i := 0; i < pad; i++ {
-		b.Append(junk(c.t))
+		b.Append(sjunk(c.t))
 	}
 	a := b.Finish()
 	if pad == 0 {
@@ -102,10 +102,10 @@ func buildCol(tb testing.TB, c tc, pad int) arrow.Array {
 	return array.NewSlice(a, int64(pad), int64(pad+len(c.vals)))
 }
 
-func buildBatch(tb testing.TB, cols []tc, pad int) *Batch {
+func sbuildBatch(tb testing.TB, cols []scalarCol, pad int) *Batch {
 	b := &Batch{}
 	for i, c := range cols {
-		a := buildCol(tb, c, pad)
+		a := sbuildCol(tb, c, pad)
 		if i == 0 {
 			b.N = a.Len()
 		} else if a.Len() != b.N {
@@ -120,7 +120,7 @@ func buildBatch(tb testing.TB, cols []tc, pad int) *Batch {
 }
 
 // refs returns ColRefs named a, b, c, ... for the columns.
-func refs(cols []tc) []Expr {
+func srefs(cols []scalarCol) []Expr {
 	out := make([]Expr, len(cols))
 	for i, c := range cols {
 		out[i] = &ColRef{Idx: i, T: c.t, Name: string(rune('a' + i))}
@@ -129,10 +129,10 @@ func refs(cols []tc) []Expr {
 }
 
 // lit is a literal of type t written as a test literal.
-func lit(tb testing.TB, v any, t types.T) *Const { return &Const{V: physOf(tb, v, t), T: t} }
+func slit(tb testing.TB, v any, t types.T) *Const { return &Const{V: sphysOf(tb, v, t), T: t} }
 
 // display renders every row of a.
-func display(a arrow.Array, t types.T) []string {
+func sdisplay(a arrow.Array, t types.T) []string {
 	out := make([]string, a.Len())
 	for i := range out {
 		out[i] = types.Display(Value(a, i), t)
@@ -140,7 +140,7 @@ func display(a arrow.Array, t types.T) []string {
 	return out
 }
 
-func evalDisplay(e Expr, b *Batch) ([]string, error) {
+func sevalDisplay(e Expr, b *Batch) ([]string, error) {
 	a, err := e.Eval(b)
 	if err != nil {
 		return nil, err
@@ -149,12 +149,12 @@ func evalDisplay(e Expr, b *Batch) ([]string, error) {
 	if a.Len() != b.N {
 		return nil, fmt.Errorf("result has %d rows, want %d", a.Len(), b.N)
 	}
-	return display(a, e.Type()), nil
+	return sdisplay(a, e.Type()), nil
 }
 
 type scalarCase struct {
 	name  string
-	cols  []tc
+	cols  []scalarCol
 	build func(c []Expr) (Expr, error)
 	want  []string // rows as display text
 	typ   string   // expected result type, when set
@@ -166,33 +166,33 @@ func runScalarCases(t *testing.T, cases []scalarCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := tt.build(refs(tt.cols))
+			e, err := tt.build(srefs(tt.cols))
 			if err == nil {
 				var got []string
-				b := buildBatch(t, tt.cols, 0)
-				got, err = evalDisplay(e, b)
+				b := sbuildBatch(t, tt.cols, 0)
+				got, err = sevalDisplay(e, b)
 				if err == nil {
 					if tt.err != "" {
 						t.Fatalf("got %v, want error %q", got, tt.err)
 					}
-					checkRows(t, "batch", got, tt.want)
+					scheckRows(t, "batch", got, tt.want)
 					// Sliced columns: offsets and junk hidden rows must not matter.
-					got, err = evalDisplay(e, buildBatch(t, tt.cols, 3))
+					got, err = sevalDisplay(e, sbuildBatch(t, tt.cols, 3))
 					if err != nil {
 						t.Fatalf("sliced: %v", err)
 					}
-					checkRows(t, "sliced", got, tt.want)
+					scheckRows(t, "sliced", got, tt.want)
 					// Row by row.
 					for i := 0; i < b.N && len(tt.cols) > 0; i++ {
 						one := &Batch{N: 1}
 						for _, c := range b.Cols {
 							one.Cols = append(one.Cols, array.NewSlice(c, int64(i), int64(i+1)))
 						}
-						got, err := evalDisplay(e, one)
+						got, err := sevalDisplay(e, one)
 						if err != nil {
 							t.Fatalf("row %d: %v", i, err)
 						}
-						checkRows(t, fmt.Sprintf("row %d", i), got, tt.want[i:i+1])
+						scheckRows(t, fmt.Sprintf("row %d", i), got, tt.want[i:i+1])
 					}
 				}
 			}
@@ -215,7 +215,7 @@ func runScalarCases(t *testing.T, cases []scalarCase) {
 	}
 }
 
-func checkRows(t *testing.T, how string, got, want []string) {
+func scheckRows(t *testing.T, how string, got, want []string) {
 	t.Helper()
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("%s:\n got  %q\n want %q", how, got, want)
@@ -223,9 +223,9 @@ func checkRows(t *testing.T, how string, got, want []string) {
 }
 
 // rows splits "a|b|c" into expected rows.
-func rows(s string) []string { return strings.Split(s, "|") }
+func srows(s string) []string { return strings.Split(s, "|") }
 
 // bin builds a binary operator over the first two columns.
-func bin(op string) func(c []Expr) (Expr, error) {
+func sbin(op string) func(c []Expr) (Expr, error) {
 	return func(c []Expr) (Expr, error) { return NewBinary(op, c[0], c[1]) }
 }
