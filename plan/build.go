@@ -86,6 +86,9 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return bd.build(x.Input, exec.Output{Op: &exec.Sort{Keys: x.Keys, Types: Types(x.Schema()), Out: out}})
 	case *Limit:
 		return bd.build(x.Input, exec.Output{Op: &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}})
+	case *Rank:
+		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Limit: -1, Batch: bd.opt.Batch, Out: out}
+		return bd.build(x.Input, exec.Output{Op: r})
 	case *Union:
 		u := &exec.Union{Ports: len(x.Inputs), Out: out}
 		for i, in := range x.Inputs {

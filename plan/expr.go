@@ -27,6 +27,8 @@ type scope struct {
 	// agg, when set, binds expressions after GROUP BY: group keys and aggregates resolve to
 	// the aggregate's output columns.
 	agg *aggScope
+	// win maps a window function call (its text) to the column holding its value.
+	win map[string]int
 }
 
 type aggScope struct {
@@ -285,7 +287,10 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 	case *ast.DefaultExpr:
 		return &exec.Const{T: types.TNull}, nil
 	case *ast.WindowFuncExpr:
-		return nil, b.errAt(n, "window function %s is not supported here", strings.ToUpper(n.Name))
+		if i, ok := s.win[restore(n)]; ok {
+			return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, nil
+		}
+		return nil, b.errAt(n, "window function %s is not allowed here", strings.ToUpper(n.Name))
 	}
 	return nil, b.errAt(e, "expression %s is not supported", restore(e))
 }

@@ -123,6 +123,15 @@ type Limit struct {
 	Count, Offset int64
 }
 
+// Rank appends a ranking window function's value to each row.
+type Rank struct {
+	Input    Node
+	Fn       exec.RankFunc
+	PartCols []int
+	Order    []exec.SortKey
+	cols     []Col
+}
+
 // Union concatenates inputs with the same column types.
 type Union struct {
 	Inputs []Node
@@ -140,6 +149,7 @@ func (n *Join) Schema() []Col {
 func (n *Sort) Schema() []Col  { return n.Input.Schema() }
 func (n *Limit) Schema() []Col { return n.Input.Schema() }
 func (n *Union) Schema() []Col { return n.Inputs[0].Schema() }
+func (n *Rank) Schema() []Col  { return n.cols }
 
 func (n *Scan) Children() []Node      { return nil }
 func (n *Values) Children() []Node    { return nil }
@@ -151,6 +161,7 @@ func (n *Join) Children() []Node      { return []Node{n.Left, n.Right} }
 func (n *Sort) Children() []Node      { return []Node{n.Input} }
 func (n *Limit) Children() []Node     { return []Node{n.Input} }
 func (n *Union) Children() []Node     { return n.Inputs }
+func (n *Rank) Children() []Node      { return []Node{n.Input} }
 
 // Types returns the column types of a schema.
 func Types(cols []Col) []types.T {
@@ -251,6 +262,22 @@ func (n *Limit) explain() string {
 	return fmt.Sprintf("Limit %d offset=%d", n.Count, n.Offset)
 }
 func (n *Union) explain() string { return "UnionAll" }
+func (n *Rank) explain() string {
+	in := n.Input.Schema()
+	var parts, keys []string
+	for _, c := range n.PartCols {
+		parts = append(parts, in[c].Name)
+	}
+	for _, k := range n.Order {
+		s := in[k.Col].Name
+		if k.Desc {
+			s += " DESC"
+		}
+		keys = append(keys, s)
+	}
+	fn := [...]string{"row_number", "rank", "dense_rank"}[n.Fn]
+	return fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
+}
 
 // Explain renders a plan as an indented tree.
 func Explain(n Node) string {

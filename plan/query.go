@@ -109,6 +109,12 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 		return nil, b.errAt(sel.Having.Expr, "HAVING needs GROUP BY or an aggregate")
 	}
 
+	if wins := collectWindowFuncs(sel); len(wins) > 0 {
+		if input, post, err = b.bindWindowFuncs(wins, input, post); err != nil {
+			return nil, err
+		}
+	}
+
 	// Select list.
 	var exprs []exec.Expr
 	var cols []Col
@@ -741,4 +747,104 @@ func Assignable(x exec.Expr, t types.T) (exec.Expr, error) {
 		return exec.NewCast(x, t, false)
 	}
 	return nil, err
+}
+
+// collectWindowFuncs lists the distinct window function calls of a SELECT's list and ORDER BY.
+func collectWindowFuncs(sel *ast.SelectStmt) []*ast.WindowFuncExpr {
+	var out []*ast.WindowFuncExpr
+	seen := map[string]bool{}
+	v := &winCollector{fn: func(w *ast.WindowFuncExpr) {
+		if t := restore(w); !seen[t] {
+			seen[t] = true
+			out = append(out, w)
+		}
+	}}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return out
+}
+
+type winCollector struct{ fn func(*ast.WindowFuncExpr) }
+
+func (c *winCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.WindowFuncExpr:
+		c.fn(x)
+		return n, true
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+
+func (c *winCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+var rankFuncs = map[string]exec.RankFunc{"row_number": exec.RowNumber, "rank": exec.Rank, "dense_rank": exec.DenseRank}
+
+// bindWindowFuncs computes ranking window functions after WHERE, GROUP BY and HAVING: each
+// appends its value as a column that the select list and ORDER BY then reference.
+func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *scope) (Node, *scope, error) {
+	s := &scope{cols: append([]Col{}, post.cols...), parent: post.parent, agg: post.agg, win: map[string]int{}}
+	for _, w := range wins {
+		fn, ok := rankFuncs[strings.ToLower(w.Name)]
+		if !ok {
+			return nil, nil, b.errAt(w, "window function %s is not supported (ROW_NUMBER, RANK and DENSE_RANK are)", strings.ToUpper(w.Name))
+		}
+		if w.Spec.Name.L != "" || w.Spec.Ref.L != "" || w.Spec.Frame != nil {
+			return nil, nil, b.errAt(w, "named windows and frames are not supported")
+		}
+		exprs := make([]exec.Expr, 0, len(s.cols)+4)
+		for i, c := range s.cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		cols := append([]Col{}, s.cols...)
+		add := func(e ast.ExprNode) (int, error) {
+			x, err := b.bindExpr(e, s)
+			if err != nil {
+				return 0, err
+			}
+			if r, ok := x.(*exec.ColRef); ok {
+				return r.Idx, nil
+			}
+			exprs = append(exprs, x)
+			cols = append(cols, Col{Name: restore(e), T: x.Type()})
+			return len(exprs) - 1, nil
+		}
+		r := &Rank{Fn: fn}
+		if w.Spec.PartitionBy != nil {
+			for _, it := range w.Spec.PartitionBy.Items {
+				i, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.PartCols = append(r.PartCols, i)
+			}
+		}
+		if w.Spec.OrderBy != nil {
+			for _, it := range w.Spec.OrderBy.Items {
+				i, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.Order = append(r.Order, exec.SortKey{Col: i, Desc: it.Desc})
+			}
+		}
+		if len(exprs) > len(s.cols) {
+			input = &Project{Input: input, Exprs: exprs, cols: cols}
+		}
+		r.Input = input
+		r.cols = append(append([]Col{}, cols...), Col{Name: strings.ToLower(w.Name), T: types.TBigInt})
+		input = r
+		s.cols = r.cols
+		s.win[restore(w)] = len(r.cols) - 1
+	}
+	return input, s, nil
 }

@@ -1,0 +1,192 @@
+package exec
+
+import (
+	"sort"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// RankFunc is a ranking window function.
+type RankFunc uint8
+
+// Ranking functions.
+const (
+	RowNumber RankFunc = iota
+	Rank
+	DenseRank
+)
+
+// Ranker appends a ranking column (ROW_NUMBER, RANK or DENSE_RANK OVER (PARTITION BY ...
+// ORDER BY ...)) to its input. It keeps each partition's rows; in Batch mode it emits every
+// partition ranked at End, otherwise, after each batch, it retracts a changed partition's
+// previous ranked rows and inserts the new ones. When Limit >= 0 only rows ranked <= Limit
+// are emitted (Top-N), which keeps the changes of a partition to its top rows.
+type Ranker struct {
+	Fn       RankFunc
+	PartCols []int
+	Order    []SortKey
+	Types    []types.T // input column types
+	Limit    int64
+	Batch    bool
+	Out      Output
+
+	parts map[string]*rankPart
+	kb    []byte
+}
+
+type rankPart struct {
+	index   map[string]int
+	rows    [][]any
+	w       []int64
+	emitted *Batch
+	dirty   bool
+}
+
+var _ Operator = (*Ranker)(nil)
+
+// Push implements Operator.
+func (r *Ranker) Push(_ int, m Msg) error {
+	if r.parts == nil {
+		r.parts = map[string]*rankPart{}
+	}
+	switch m.Kind {
+	case MsgWatermark:
+		return r.Out.Emit(m)
+	case MsgEnd:
+		if r.Batch {
+			if err := r.emit(true); err != nil {
+				return err
+			}
+		}
+		return r.Out.Emit(m)
+	}
+	b := m.Batch
+	var vb []byte
+	for i := 0; i < b.N; i++ {
+		r.kb = RowKey(r.kb[:0], b, r.PartCols, i)
+		p := r.parts[string(r.kb)]
+		if p == nil {
+			p = &rankPart{index: map[string]int{}}
+			r.parts[string(r.kb)] = p
+		}
+		vb = AllKey(vb[:0], b, i)
+		j, ok := p.index[string(vb)]
+		if !ok {
+			j = len(p.rows)
+			p.index[string(vb)] = j
+			p.rows = append(p.rows, b.Row(i))
+			p.w = append(p.w, 0)
+		}
+		p.w[j] += b.Weight(i)
+		p.dirty = true
+	}
+	if r.Batch {
+		return nil
+	}
+	return r.emit(false)
+}
+
+// emit sends the ranked rows of dirty partitions (all partitions at End in Batch mode).
+func (r *Ranker) emit(all bool) error {
+	keys := make([]string, 0, len(r.parts))
+	for k, p := range r.parts {
+		if all || p.dirty {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	outT := append(append([]types.T{}, r.Types...), types.TBigInt)
+	for _, k := range keys {
+		p := r.parts[k]
+		p.dirty = false
+		cur := r.rank(p, outT)
+		if !all && p.emitted != nil {
+			old := &Batch{Cols: p.emitted.Cols, N: p.emitted.N, W: make([]int64, p.emitted.N)}
+			for i := range old.W {
+				old.W[i] = -1
+			}
+			if err := r.Out.EmitBatch(old); err != nil {
+				return err
+			}
+		}
+		p.emitted = cur
+		if err := r.Out.EmitBatch(cur); err != nil {
+			return err
+		}
+		if len(p.index) == 0 {
+			delete(r.parts, k)
+		}
+	}
+	return nil
+}
+
+// rank orders a partition's rows and numbers them.
+func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
+	var rows [][]any
+	for j, row := range p.rows {
+		for k := int64(0); k < p.w[j]; k++ {
+			rows = append(rows, row)
+		}
+	}
+	// Compact away rows whose multiplicity fell to zero.
+	keep := 0
+	for j := range p.rows {
+		if p.w[j] > 0 {
+			p.rows[keep], p.w[keep] = p.rows[j], p.w[j]
+			keep++
+		}
+	}
+	if keep < len(p.rows) {
+		p.rows, p.w = p.rows[:keep], p.w[:keep]
+		p.index = make(map[string]int, keep)
+		for j, row := range p.rows {
+			var kb []byte
+			for _, v := range row {
+				kb = AppendValueKey(kb, v)
+			}
+			p.index[string(kb)] = j
+		}
+	}
+	sort.SliceStable(rows, func(a, b int) bool { return r.less(rows[a], rows[b]) })
+	out := make([][]any, 0, len(rows))
+	var rank, dense int64
+	for i, row := range rows {
+		switch {
+		case i == 0:
+			rank, dense = 1, 1
+		case r.Fn == RowNumber:
+			rank = int64(i + 1)
+		case r.less(rows[i-1], row):
+			rank, dense = int64(i+1), dense+1
+		}
+		n := rank
+		if r.Fn == DenseRank {
+			n = dense
+		}
+		if r.Fn == RowNumber {
+			n = int64(i + 1)
+		}
+		if r.Limit >= 0 && n > r.Limit {
+			break
+		}
+		out = append(out, append(append([]any{}, row...), n))
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return RowsToBatch(out, outT)
+}
+
+func (r *Ranker) less(a, b []any) bool {
+	for _, k := range r.Order {
+		c := CompareValues(a[k.Col], b[k.Col])
+		if c == 0 {
+			continue
+		}
+		if k.Desc {
+			return c > 0
+		}
+		return c < 0
+	}
+	return false
+}
