@@ -158,6 +158,10 @@ func constValue(x exec.Expr, t types.T) (any, error) {
 		if c.T.Kind == types.Int && t.Kind == types.BigInt {
 			return c.V, nil
 		}
+		if c.T.Kind == types.Timestamp && t.Kind == types.Date {
+			// A time.Time placeholder bound to a DATE column: its UTC day.
+			return types.FloorDiv(c.V.(int64), types.MsPerDay), nil
+		}
 	}
 	ce, err := exec.Coerce(x, t)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -263,10 +264,49 @@ func (h *HashAgg) emitChanges(old, cur *Batch) error {
 			return nil
 		}
 	}
-	if err := h.Out.EmitBatch(old); err != nil {
-		return err
+	return h.Out.EmitBatch(ConcatChanges(old, cur))
+}
+
+// ConcatChanges joins retractions and insertions into one batch, so that downstream (a
+// subscriber) sees an update as one change: -U then +U.
+func ConcatChanges(bs ...*Batch) *Batch {
+	var parts []*Batch
+	for _, b := range bs {
+		if b != nil && b.N > 0 {
+			parts = append(parts, b)
+		}
 	}
-	return h.Out.EmitBatch(cur)
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	ts := make([]types.T, len(parts[0].Cols))
+	for i, c := range parts[0].Cols {
+		ts[i] = physType(c)
+	}
+	out := Concat(parts, ts)
+	if out.W == nil {
+		out.W = make([]int64, out.N)
+		for i := range out.W {
+			out.W[i] = 1
+		}
+	}
+	return out
+}
+
+// physType is a logical type with the physical representation of a.
+func physType(a arrow.Array) types.T {
+	switch a.(type) {
+	case *array.Float64:
+		return types.TDouble
+	case *array.Boolean:
+		return types.TBool
+	case *array.String:
+		return types.TVarchar
+	}
+	return types.TBigInt
 }
 
 // live filters groups to those whose row exists.

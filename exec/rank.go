@@ -100,17 +100,15 @@ func (r *Ranker) emit(all bool) error {
 		p := r.parts[k]
 		p.dirty = false
 		cur := r.rank(p, outT)
+		var old *Batch
 		if !all && p.emitted != nil {
-			old := &Batch{Cols: p.emitted.Cols, N: p.emitted.N, W: make([]int64, p.emitted.N)}
+			old = &Batch{Cols: p.emitted.Cols, N: p.emitted.N, W: make([]int64, p.emitted.N)}
 			for i := range old.W {
 				old.W[i] = -1
 			}
-			if err := r.Out.EmitBatch(old); err != nil {
-				return err
-			}
 		}
 		p.emitted = cur
-		if err := r.Out.EmitBatch(cur); err != nil {
+		if err := r.Out.EmitBatch(ConcatChanges(old, cur)); err != nil {
 			return err
 		}
 		if len(p.index) == 0 {

@@ -222,18 +222,12 @@ func (s *Session) emitChanges() error {
 			news = append(news, cur)
 		}
 	}
+	parts := make([]*exec.Batch, 0, len(olds)+len(news))
 	for _, o := range olds {
-		r := &exec.Batch{Cols: o.Cols, N: o.N, W: negate(o)}
-		if err := s.Out.EmitBatch(r); err != nil {
-			return err
-		}
+		parts = append(parts, &exec.Batch{Cols: o.Cols, N: o.N, W: negate(o)})
 	}
-	for _, n := range news {
-		if err := s.Out.EmitBatch(n); err != nil {
-			return err
-		}
-	}
-	return nil
+	parts = append(parts, news...)
+	return s.Out.EmitBatch(exec.ConcatChanges(parts...))
 }
 
 func negate(b *exec.Batch) []int64 {
