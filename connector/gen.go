@@ -85,12 +85,15 @@ func (s *strCol) text(r *rng, n int) {
 	}
 }
 
-// letters appends n mixed-case letters drawn from r (no end()).
-func (s *strCol) letters(r *rng, n int) {
+// lowerLetters is the alphabet of names in e-mail addresses and URLs.
+const lowerLetters = "abcdefghijklmnopqrstuvwxyz"
+
+// chars appends n characters of alphabet drawn from r (no end()).
+func (s *strCol) chars(r *rng, n int, alphabet string) {
 	for n > 0 {
 		x := r.next()
 		for k := 0; k < 2 && n > 0; k++ {
-			s.data = append(s.data, letters[(uint64(uint32(x))*uint64(len(letters)))>>32])
+			s.data = append(s.data, alphabet[(uint64(uint32(x))*uint64(len(alphabet)))>>32])
 			x >>= 32
 			n--
 		}

@@ -218,6 +218,7 @@ func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
 	if err := e.commit(ch); err != nil {
 		return err
 	}
+	prevW := t.wm.W
 	t.wm.Set(after)
 	added := ch.Added()
 	if before != nil {
@@ -230,7 +231,7 @@ func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
 		}
 		added = &exec.Batch{Cols: added.Cols, N: added.N, WM: before}
 	}
-	return e.feed(t, ch.Deleted, added)
+	return e.feed(t, ch.Deleted, added, prevW)
 }
 
 func (e *Engine) commit(ch *table.Change) error {
@@ -260,39 +261,38 @@ func (t *tableObj) validate(b *exec.Batch) error {
 	return nil
 }
 
-// feed sends a table change to every view reading the table: removed rows as retractions,
-// then added rows with the watermark before each, then the table's watermark.
-func (e *Engine) feed(t *tableObj, removed, added *exec.Batch) error {
+// feed sends a table change to every view reading the table, as one batch: the removed
+// rows as retractions (judged against prevW, the watermark before the statement), then the
+// added rows with the watermark before each; then the table's watermark. One batch keeps an
+// upsert's -old/+new together (an update for subscribers, a new version for temporal joins).
+func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) error {
 	if removed != nil && removed.N > 0 {
 		w := make([]int64, removed.N)
-		wm := make([]int64, removed.N)
 		for i := range w {
-			w[i], wm[i] = -1, t.wm.W
+			w[i] = -1
 		}
-		removed = &exec.Batch{Cols: removed.Cols, N: removed.N, W: w}
+		r := &exec.Batch{Cols: removed.Cols, N: removed.N, W: w}
 		if t.wmExpr != nil {
-			removed.WM = wm
+			r.WM = make([]int64, removed.N)
+			for i := range r.WM {
+				r.WM[i] = prevW
+			}
 		}
+		removed = r
 	}
+	change := exec.ConcatChanges(removed, added)
 	var firstErr error
 	for _, l := range t.listeners {
-		if err := l.deliver(removed, added, t.wm.W); err != nil && firstErr == nil {
+		if err := l.deliver(change, t.wm.W); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("materialized view %s: %w", l.view.name, err)
 		}
 	}
 	return firstErr
 }
 
-func (l *listener) deliver(removed, added *exec.Batch, wm int64) error {
-	if removed != nil && removed.N > 0 {
-		if err := l.out.Emit(exec.Msg{Kind: exec.MsgBatch, Batch: removed}); err != nil {
-			return err
-		}
-	}
-	if added != nil && added.N > 0 {
-		if err := l.out.Emit(exec.Msg{Kind: exec.MsgBatch, Batch: added}); err != nil {
-			return err
-		}
+func (l *listener) deliver(change *exec.Batch, wm int64) error {
+	if err := l.out.EmitBatch(change); err != nil {
+		return err
 	}
 	return l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: wm})
 }
@@ -319,7 +319,7 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 	if err := e.commit(ch); err != nil {
 		return nil, err
 	}
-	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil)
+	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil, t.wm.W)
 }
 
 // rowPredicate binds a WHERE over a table and returns the per-segment row selector.
@@ -417,6 +417,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	if err := e.commit(ch); err != nil {
 		return nil, err
 	}
+	prevW := t.wm.W
 	t.wm.Set(after)
-	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before})
+	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before}, prevW)
 }

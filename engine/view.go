@@ -85,7 +85,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
 		v.cols = append(v.cols, catalog.Column{Name: c.Name, Type: c.T})
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
-	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true}
+	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true, TimeCol: -1}
 	sources, err := plan.Build(node, v.store, plan.BuildOptions{Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
 	}})

@@ -35,7 +35,9 @@ type HashJoin struct {
 	LeftT, RightT       []types.T
 	Cond                Expr
 	Batch               bool
-	Out                 Output
+	// Interval, when set, makes this an interval join (see IntervalSpec).
+	Interval *IntervalSpec
+	Out      Output
 
 	sides [2]*joinSide
 	ended [2]bool
@@ -44,13 +46,28 @@ type HashJoin struct {
 
 var _ Operator = (*HashJoin)(nil)
 
+// IntervalSpec bounds an interval join: rows match only when right time - left time is in
+// [Lo, Hi] (milliseconds, inclusive; the join's Cond also says so). With it, a row whose
+// time is at or below the join's watermark when it arrives is late (reported to Late,
+// never applied); a left row is freed once the watermark reaches its time + Hi, a right row
+// once it reaches its time - Lo, since no row still to come can match them; and outer joins
+// pad an unmatched row when it is freed, not before.
+type IntervalSpec struct {
+	LeftTime, RightTime int
+	Lo, Hi              int64
+	Late                [2]func(eventTime, watermark int64, row []any)
+}
+
 type joinSide struct {
 	buckets map[string][]int32
 	index   map[string]int32 // row value -> entry
+	keys    []string         // entry -> bucket key
+	vals    []string         // entry -> row value key
 	rows    [][]any
 	w       []int64
 	matches []int64
 	free    []int32
+	expiry  []int64 // interval joins: when the entry can be freed
 }
 
 func newJoinSide() *joinSide {
@@ -73,7 +90,13 @@ func (j *HashJoin) Push(port int, m Msg) error {
 	switch m.Kind {
 	case MsgWatermark:
 		j.wms[port] = max(j.wms[port], m.Watermark)
-		return j.Out.Emit(Msg{Kind: MsgWatermark, Watermark: min(j.wms[0], j.wms[1])})
+		w := min(j.wms[0], j.wms[1])
+		if j.Interval != nil {
+			if err := j.expire(w); err != nil {
+				return err
+			}
+		}
+		return j.Out.Emit(Msg{Kind: MsgWatermark, Watermark: w})
 	case MsgEnd:
 		j.ended[port] = true
 		if !j.ended[0] || !j.ended[1] {
@@ -110,7 +133,71 @@ func (j *HashJoin) keyCols(side int) []int {
 	return j.RightKeys
 }
 
+// deferPadding reports whether unmatched rows are padded only when they can no longer
+// match (at End, or when an interval join frees them) rather than kept current.
+func (j *HashJoin) deferPadding() bool { return j.Batch || j.Interval != nil }
+
+// dropLate removes late rows from b (interval joins), reporting them.
+func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
+	col := j.Interval.LeftTime
+	if side == 1 {
+		col = j.Interval.RightTime
+	}
+	times := b.Cols[col]
+	var keep []int32
+	for i := 0; i < b.N; i++ {
+		own := j.wms[side]
+		if b.WM != nil {
+			own = b.WM[i]
+		}
+		w := min(own, j.wms[1-side])
+		if b.Weight(i) > 0 && (times.IsNull(i) || Int64s(times)[i] <= w) {
+			if rep := j.Interval.Late[side]; rep != nil && times.IsValid(i) {
+				rep(Int64s(times)[i], w, b.Row(i))
+			}
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	if len(keep) == b.N {
+		return b
+	}
+	ts := j.LeftT
+	if side == 1 {
+		ts = j.RightT
+	}
+	return Take(b, keep, ts)
+}
+
+// expire frees the rows no future row can match and pads the unmatched ones of outer sides.
+func (j *HashJoin) expire(w int64) error {
+	for side := 0; side < 2; side++ {
+		s := j.sides[side]
+		var rows [][]any
+		var ws []int64
+		for e, r := range s.rows {
+			if r == nil || s.expiry[e] > w {
+				continue
+			}
+			if j.preserved(side) && s.matches[e] == 0 {
+				rows = append(rows, r)
+				ws = append(ws, s.w[e])
+			}
+			s.remove(int32(e), s.vals[e], s.keys[e])
+		}
+		if err := j.emitPadded(side, rows, ws); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (j *HashJoin) process(side int, b *Batch) error {
+	if j.Interval != nil && !j.Batch {
+		if b = j.dropLate(side, b); b.N == 0 {
+			return nil
+		}
+	}
 	me, other := j.sides[side], j.sides[1-side]
 	keys := j.keyCols(side)
 	// Candidate pairs (row of b, entry of other), in row order.
@@ -170,7 +257,7 @@ func (j *HashJoin) process(side int, b *Batch) error {
 		matchOf[i] += other.w[e]
 		before := other.matches[e]
 		other.matches[e] += w
-		if j.preserved(1-side) && !j.Batch {
+		if j.preserved(1-side) && !j.deferPadding() {
 			after := other.matches[e]
 			if before == 0 && after != 0 {
 				unpadRows = append(unpadRows, other.rows[e])
@@ -206,10 +293,10 @@ func (j *HashJoin) process(side int, b *Batch) error {
 		vb = AllKey(vb[:0], b, i)
 		e, ok := me.index[string(vb)]
 		if !ok {
-			e = me.add(string(vb), rowKeys[i], row, matchOf[i])
+			e = me.add(string(vb), rowKeys[i], row, matchOf[i], j.expiryOf(side, b, i))
 		}
 		me.w[e] += w
-		if j.preserved(side) && !j.Batch && me.matches[e] == 0 {
+		if j.preserved(side) && !j.deferPadding() && me.matches[e] == 0 {
 			padRows = append(padRows, row)
 			padW = append(padW, w)
 		}
@@ -220,17 +307,31 @@ func (j *HashJoin) process(side int, b *Batch) error {
 	return j.emitPadded(side, padRows, padW)
 }
 
-func (s *joinSide) add(val, key string, row []any, matches int64) int32 {
+// expiryOf is the watermark at which row i of side's batch can be freed (interval joins).
+func (j *HashJoin) expiryOf(side int, b *Batch, i int) int64 {
+	if j.Interval == nil {
+		return 1<<63 - 1
+	}
+	if side == 0 {
+		return Int64s(b.Cols[j.Interval.LeftTime])[i] + j.Interval.Hi
+	}
+	return Int64s(b.Cols[j.Interval.RightTime])[i] - j.Interval.Lo
+}
+
+func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 {
 	var e int32
 	if n := len(s.free); n > 0 {
 		e = s.free[n-1]
 		s.free = s.free[:n-1]
-		s.rows[e], s.w[e], s.matches[e] = row, 0, matches
+		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e] = row, 0, matches, expiry, key, val
 	} else {
 		e = int32(len(s.rows))
 		s.rows = append(s.rows, row)
 		s.w = append(s.w, 0)
 		s.matches = append(s.matches, matches)
+		s.expiry = append(s.expiry, expiry)
+		s.keys = append(s.keys, key)
+		s.vals = append(s.vals, val)
 	}
 	s.index[val] = e
 	s.buckets[key] = append(s.buckets[key], e)

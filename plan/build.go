@@ -5,6 +5,7 @@ import (
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/temporal"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/window"
 )
@@ -78,6 +79,28 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Join:
 		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
 			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Out: out}
+		if x.Interval != nil && !bd.opt.Batch {
+			spec := *x.Interval
+			for side, n := range []Node{x.Left, x.Right} {
+				if name := scannedTable(n); name != "" && bd.opt.Late != nil {
+					sink := bd.opt.Late(name)
+					spec.Late[side] = func(t, w int64, row []any) { sink(window.LateRow{EventTime: t, Watermark: w, Row: row}) }
+				}
+			}
+			j.Interval = &spec
+		}
+		if err := bd.build(x.Right, exec.Output{Op: j, Port: 1}); err != nil {
+			return err
+		}
+		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
+	case *TemporalJoin:
+		j := &temporal.Join{Outer: x.Outer, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys, LeftTime: x.LeftTime, RightTime: x.RightTime,
+			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, ProcTime: x.ProcTime, Out: out}
+		if bd.opt.Late != nil {
+			if name := scannedTable(x.Left); name != "" {
+				j.Late = bd.opt.Late(name)
+			}
+		}
 		if err := bd.build(x.Right, exec.Output{Op: j, Port: 1}); err != nil {
 			return err
 		}
@@ -151,4 +174,20 @@ func chain(n Node, stop Node, out exec.Output) (exec.Output, error) {
 		}
 	}
 	return exec.Output{}, fmt.Errorf("internal error: unexpected %T between a SESSION window and its aggregate", n)
+}
+
+// scannedTable names the relation under a chain of single-input nodes, or "".
+func scannedTable(n Node) string {
+	for {
+		switch x := n.(type) {
+		case *Scan:
+			return x.Rel.Name
+		case *Filter:
+			n = x.Input
+		case *Project:
+			n = x.Input
+		default:
+			return ""
+		}
+	}
 }

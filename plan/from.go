@@ -81,11 +81,13 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 		j := &Join{Left: cur, Right: right.node, Kind: exec.JoinInner}
 		both := append(append([]Col{}, curCols...), right.cols...)
 		var residual []exec.Expr
+		var residualAST []ast.ExprNode
 		for i, c := range conds {
 			if used[i] || !covered(refsOf[i], in, next) {
 				continue
 			}
 			used[i] = true
+			residualAST = append(residualAST, c)
 			if l, r, ok := b.equiKey(c, curCols, right.cols, outer); ok {
 				j.LeftKeys = append(j.LeftKeys, l)
 				j.RightKeys = append(j.RightKeys, r)
@@ -102,6 +104,9 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 			return nil, nil, nil, err
 		}
 		j.Cond = cond
+		if b.Streaming {
+			j.Interval = b.intervalSpec(residualAST, curCols, right.cols)
+		}
 		cur, curCols = j, both
 		joined = append(joined, next)
 		in[next] = true
@@ -260,7 +265,7 @@ func flattenInner(r ast.ResultSetNode, leaves *[]ast.ResultSetNode, conds *[]ast
 			flattenInner(j.Left, leaves, conds)
 			return
 		}
-		if j.Tp == ast.CrossJoin && !j.StraightJoin && !j.NaturalJoin && len(j.Using) == 0 {
+		if j.Tp == ast.CrossJoin && !j.StraightJoin && !j.NaturalJoin && len(j.Using) == 0 && !isTemporal(j.Right) {
 			flattenInner(j.Left, leaves, conds)
 			flattenInner(j.Right, leaves, conds)
 			if j.On != nil {
@@ -352,7 +357,7 @@ func (b *Binder) bindTableName(t *ast.TableName, alias string, outer *scope) (No
 		}
 	}
 	if t.AsOf != nil {
-		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF (temporal join) is not supported yet")
+		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF is only supported on the right side of a JOIN")
 	}
 	rel, err := b.relation(name)
 	if err != nil {
@@ -364,6 +369,9 @@ func (b *Binder) bindTableName(t *ast.TableName, alias string, outer *scope) (No
 
 // bindOuterJoin binds LEFT, RIGHT and FULL joins and joins with USING or NATURAL.
 func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
+	if isTemporal(j.Right) {
+		return b.bindTemporalJoin(j, outer)
+	}
 	left, lcols, err := b.bindSide(j.Left, outer)
 	if err != nil {
 		return nil, nil, err
@@ -434,6 +442,9 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 	}
 	if node.Cond, err = andAll(residual); err != nil {
 		return nil, nil, err
+	}
+	if b.Streaming {
+		node.Interval = b.intervalSpec(conds, lcols, rcols)
 	}
 	return node, both, nil
 }
@@ -512,4 +523,216 @@ func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, err
 		Col{Name: "window_time", Table: q, T: types.TTimestamp})
 	node := &Window{Input: scan, TVF: w, TimeCol: tc, PartCols: parts, cols: cols}
 	return node, cols, nil
+}
+
+// isTemporal reports whether a join's right side is `t FOR SYSTEM_TIME AS OF ...`.
+func isTemporal(r ast.ResultSetNode) bool {
+	ts, ok := r.(*ast.TableSource)
+	if !ok {
+		return false
+	}
+	tn, ok := ts.Source.(*ast.TableName)
+	return ok && tn.AsOf != nil
+}
+
+// bindTemporalJoin binds `left [LEFT] JOIN v FOR SYSTEM_TIME AS OF left.ts [AS] a ON ...`.
+// v must be a versioned table (a PRIMARY KEY and a WATERMARK) and the ON condition must
+// compare all of v's key columns with the left side.
+func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
+	if j.Tp != ast.CrossJoin && j.Tp != ast.LeftJoin || j.StraightJoin || j.NaturalJoin || len(j.Using) > 0 {
+		return nil, nil, b.errAt(j, "a temporal join must be [INNER] JOIN or LEFT JOIN ... ON")
+	}
+	left, lcols, err := b.bindSide(j.Left, outer)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts := j.Right.(*ast.TableSource)
+	tn := ts.Source.(*ast.TableName)
+	alias := ts.AsName.O
+	if alias == "" {
+		alias = tn.Name.O
+	}
+	rel, err := b.relation(tn.Name.O)
+	if err != nil {
+		return nil, nil, err
+	}
+	name := tn.Name.O
+	proc := false
+	if fc, ok := tn.AsOf.TsExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == "proctime" {
+		proc = true
+	}
+	if len(rel.PK) == 0 {
+		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no PRIMARY KEY", name)
+	}
+	if rel.TimeCol < 0 && !proc {
+		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no WATERMARK", name)
+	}
+	right := scanOf(rel, alias)
+	rcols := right.cols
+	node := &TemporalJoin{Left: left, Right: right, Outer: j.Tp == ast.LeftJoin, RightTime: rel.TimeCol, ProcTime: proc}
+	if !proc {
+		x, err := b.bindExpr(tn.AsOf.TsExpr, &scope{cols: lcols, parent: outer})
+		if err != nil {
+			return nil, nil, err
+		}
+		r, ok := x.(*exec.ColRef)
+		if !ok || x.Type().Kind != types.Timestamp {
+			return nil, nil, b.errAt(tn.AsOf.TsExpr, "FOR SYSTEM_TIME AS OF takes a TIMESTAMP column of the left side (its event time) or PROCTIME()")
+		}
+		node.LeftTime = r.Idx
+	}
+	both := append(append([]Col{}, lcols...), rcols...)
+	var residual []exec.Expr
+	if j.On == nil {
+		return nil, nil, b.errName(name, "a temporal join needs an ON condition on the primary key of %s", name)
+	}
+	for _, c := range splitAnd(j.On.Expr) {
+		if l, r, ok := b.equiKey(c, lcols, rcols, outer); ok {
+			node.LeftKeys = append(node.LeftKeys, l)
+			node.RightKeys = append(node.RightKeys, r)
+			continue
+		}
+		pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
+		if err != nil {
+			return nil, nil, err
+		}
+		residual = append(residual, pred)
+	}
+	for _, k := range rel.PK {
+		found := false
+		for _, r := range node.RightKeys {
+			found = found || r == k
+		}
+		if !found {
+			return nil, nil, b.errName(name, "the ON condition of a temporal join must equate the primary key column %s of %s with the left side", rel.Cols[k].Name, name)
+		}
+	}
+	// Join on exactly the key: other equalities on right columns filter the match instead.
+	var lk, rk []int
+	for i, r := range node.RightKeys {
+		isKey := false
+		for _, k := range rel.PK {
+			isKey = isKey || k == r
+		}
+		if isKey {
+			lk, rk = append(lk, node.LeftKeys[i]), append(rk, r)
+			continue
+		}
+		eq, err := exec.NewBinary("=", &exec.ColRef{Idx: node.LeftKeys[i], T: lcols[node.LeftKeys[i]].T}, &exec.ColRef{Idx: len(lcols) + r, T: rcols[r].T})
+		if err != nil {
+			return nil, nil, err
+		}
+		residual = append(residual, eq)
+	}
+	node.LeftKeys, node.RightKeys = lk, rk
+	if node.Cond, err = andAll(residual); err != nil {
+		return nil, nil, err
+	}
+	return node, both, nil
+}
+
+// intervalSpec recognises event-time bounds between the two sides of a join —
+// `r.ts BETWEEN l.ts - INTERVAL a AND l.ts + INTERVAL b`, or a pair of >= / <= (also > / <,
+// taken as inclusive bounds one millisecond in) comparisons of `col [± INTERVAL]` — and
+// returns them as right time - left time in [Lo, Hi], or nil.
+func (b *Binder) intervalSpec(conds []ast.ExprNode, lcols, rcols []Col) *exec.IntervalSpec {
+	type bound struct {
+		lc, rc int
+		lo, hi int64
+		hasLo  bool
+		hasHi  bool
+	}
+	var cur *bound
+	note := func(lc, rc int, lo, hi int64, hasLo, hasHi bool) {
+		if cur == nil {
+			cur = &bound{lc: lc, rc: rc, lo: lo, hi: hi}
+		} else if cur.lc != lc || cur.rc != rc {
+			return
+		}
+		if hasLo && (!cur.hasLo || lo > cur.lo) {
+			cur.lo, cur.hasLo = lo, true
+		}
+		if hasHi && (!cur.hasHi || hi < cur.hi) {
+			cur.hi, cur.hasHi = hi, true
+		}
+	}
+	// side resolves `col [± interval]` to (side, column, offset).
+	side := func(e ast.ExprNode) (int, int, int64, bool) {
+		var off int64
+		if p, ok := e.(*ast.ParenthesesExpr); ok {
+			e = p.Expr
+		}
+		if bin, ok := e.(*ast.BinaryOperationExpr); ok && (bin.Op == opcode.Plus || bin.Op == opcode.Minus) {
+			ms, ok := sql.IntervalMillis(bin.R)
+			if !ok {
+				return 0, 0, 0, false
+			}
+			if bin.Op == opcode.Minus {
+				ms = -ms
+			}
+			off, e = ms, bin.L
+		}
+		c, ok := e.(*ast.ColumnNameExpr)
+		if !ok {
+			return 0, 0, 0, false
+		}
+		if i, err := (&scope{cols: lcols}).resolve(c.Name.Table.O, c.Name.Name.O); err == nil && lcols[i].T.Kind == types.Timestamp {
+			return 0, i, off, true
+		}
+		if i, err := (&scope{cols: rcols}).resolve(c.Name.Table.O, c.Name.Name.O); err == nil && rcols[i].T.Kind == types.Timestamp {
+			return 1, i, off, true
+		}
+		return 0, 0, 0, false
+	}
+	// cmp records x op y where x and y are time expressions on opposite sides.
+	cmp := func(x ast.ExprNode, op opcode.Op, y ast.ExprNode) {
+		sx, cx, ox, ok1 := side(x)
+		sy, cy, oy, ok2 := side(y)
+		if !ok1 || !ok2 || sx == sy {
+			return
+		}
+		// Normalise to r + or  op  l + ol, i.e. r - l op ol - or.
+		if sx == 0 {
+			sx, cx, ox, sy, cy, oy = sy, cy, oy, sx, cx, ox
+			switch op {
+			case opcode.GE:
+				op = opcode.LE
+			case opcode.LE:
+				op = opcode.GE
+			case opcode.GT:
+				op = opcode.LT
+			case opcode.LT:
+				op = opcode.GT
+			}
+		}
+		d := oy - ox
+		switch op {
+		case opcode.GE:
+			note(cy, cx, d, 0, true, false)
+		case opcode.GT:
+			note(cy, cx, d+1, 0, true, false)
+		case opcode.LE:
+			note(cy, cx, 0, d, false, true)
+		case opcode.LT:
+			note(cy, cx, 0, d-1, false, true)
+		}
+	}
+	for _, c := range conds {
+		switch n := c.(type) {
+		case *ast.BetweenExpr:
+			if !n.Not {
+				cmp(n.Expr, opcode.GE, n.Left)
+				cmp(n.Expr, opcode.LE, n.Right)
+			}
+		case *ast.BinaryOperationExpr:
+			switch n.Op {
+			case opcode.GE, opcode.GT, opcode.LE, opcode.LT:
+				cmp(n.L, n.Op, n.R)
+			}
+		}
+	}
+	if cur == nil || !cur.hasLo || !cur.hasHi || cur.lo > cur.hi {
+		return nil
+	}
+	return &exec.IntervalSpec{LeftTime: cur.lc, RightTime: cur.rc, Lo: cur.lo, Hi: cur.hi}
 }

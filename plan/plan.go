@@ -41,6 +41,9 @@ type Relation struct {
 	IsView bool
 	// AppendOnly is true when the relation never retracts rows.
 	AppendOnly bool
+	// PK lists the primary key columns; TimeCol is the event-time (WATERMARK) column or -1.
+	PK      []int
+	TimeCol int
 }
 
 // Catalog resolves relation names for the binder.
@@ -109,6 +112,20 @@ type Join struct {
 	Kind                exec.JoinKind
 	LeftKeys, RightKeys []int
 	Cond                exec.Expr // over Left's columns followed by Right's
+	// Interval, set for joins in views whose condition bounds the two sides' event times,
+	// makes this an interval join (late rows, state freed by the watermark).
+	Interval *exec.IntervalSpec
+}
+
+// TemporalJoin joins each Left row with the version of Right (a versioned table) as of the
+// Left row's time (FOR SYSTEM_TIME AS OF).
+type TemporalJoin struct {
+	Left, Right         Node
+	Outer               bool
+	LeftKeys, RightKeys []int
+	LeftTime, RightTime int
+	ProcTime            bool
+	Cond                exec.Expr
 }
 
 // Sort orders its input.
@@ -150,6 +167,26 @@ func (n *Sort) Schema() []Col  { return n.Input.Schema() }
 func (n *Limit) Schema() []Col { return n.Input.Schema() }
 func (n *Union) Schema() []Col { return n.Inputs[0].Schema() }
 func (n *Rank) Schema() []Col  { return n.cols }
+func (n *TemporalJoin) Schema() []Col {
+	return append(append([]Col{}, n.Left.Schema()...), n.Right.Schema()...)
+}
+func (n *TemporalJoin) Children() []Node { return []Node{n.Left, n.Right} }
+func (n *TemporalJoin) explain() string {
+	kind := "TemporalJoin INNER"
+	if n.Outer {
+		kind = "TemporalJoin LEFT"
+	}
+	l, r := n.Left.Schema(), n.Right.Schema()
+	var keys []string
+	for i := range n.LeftKeys {
+		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+	}
+	if n.ProcTime {
+		return fmt.Sprintf("%s on %s as of PROCTIME() (lookup of the current version; not deterministic)", kind, strings.Join(keys, " AND "))
+	}
+	return fmt.Sprintf("%s on %s as of %s (probe rows wait for the watermark; versions older than the newest at or below it are freed)",
+		kind, strings.Join(keys, " AND "), l[n.LeftTime].Name)
+}
 
 func (n *Scan) Children() []Node      { return nil }
 func (n *Values) Children() []Node    { return nil }
@@ -240,6 +277,13 @@ func (n *Join) explain() string {
 	}
 	if n.Cond != nil {
 		s += " filter " + n.Cond.String()
+	}
+	if n.Interval != nil {
+		s = strings.Replace(s, "HashJoin", "IntervalJoin", 1)
+		s += fmt.Sprintf(" (%s - %s in [%d ms, %d ms]; rows freed when the watermark passes the bounds)",
+			r[n.Interval.RightTime].Name, l[n.Interval.LeftTime].Name, n.Interval.Lo, n.Interval.Hi)
+	} else {
+		s += " (regular join: state grows with both inputs)"
 	}
 	return s
 }

@@ -1,0 +1,321 @@
+// Package temporal implements event-time temporal joins: each probe (left) row joins the
+// version of the versioned (right) table's row with the same key whose version time is the
+// largest at or before the probe's time (SPEC.md §3, as in Flink).
+//
+// Invariants: a probe row is emitted exactly once, when the join's watermark (the minimum
+// of both inputs' watermarks) reaches its time, so later versions can no longer change its
+// match; a probe row whose time is at or below the join's watermark when it arrives is late
+// (reported, never applied); versioned rows are never late. Per key, versions older than the
+// newest one at or below the watermark are freed.
+package temporal
+
+import (
+	"sort"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/window"
+)
+
+// Join is an event-time temporal join. Port 0 is the probe side, port 1 the versioned side.
+type Join struct {
+	// Outer pads probe rows without a matching version with NULLs (LEFT JOIN).
+	Outer               bool
+	LeftKeys, RightKeys []int
+	LeftTime, RightTime int
+	LeftT, RightT       []types.T
+	// Cond filters matches (over left columns followed by right columns).
+	Cond exec.Expr
+	// ProcTime joins each probe row at once with the current version (FOR SYSTEM_TIME AS
+	// OF PROCTIME()): a lookup join, not deterministic.
+	ProcTime bool
+	Late     window.LateSink
+	Out      exec.Output
+
+	versions map[string][]version
+	pending  []probe
+	wm       [2]int64
+	ended    [2]bool
+	started  bool
+	seq      int
+}
+
+type version struct {
+	t   int64
+	row []any // nil: the key was deleted at t
+}
+
+type probe struct {
+	t   int64
+	seq int
+	key string
+	row []any
+	w   int64
+}
+
+var _ exec.Operator = (*Join)(nil)
+
+func (j *Join) init() {
+	j.started = true
+	j.versions = map[string][]version{}
+	j.wm = [2]int64{exec.NoWatermark, exec.NoWatermark}
+}
+
+// Push implements exec.Operator.
+func (j *Join) Push(port int, m exec.Msg) error {
+	if !j.started {
+		j.init()
+	}
+	switch m.Kind {
+	case exec.MsgWatermark:
+		j.wm[port] = max(j.wm[port], m.Watermark)
+		w := min(j.wm[0], j.wm[1])
+		if err := j.fire(w); err != nil {
+			return err
+		}
+		return j.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w})
+	case exec.MsgEnd:
+		j.ended[port] = true
+		if !j.ended[0] || !j.ended[1] {
+			return nil
+		}
+		if err := j.fire(1<<63 - 1); err != nil {
+			return err
+		}
+		return j.Out.Emit(m)
+	}
+	if port == 1 {
+		j.addVersions(m.Batch)
+		return nil
+	}
+	return j.addProbes(m.Batch)
+}
+
+func (j *Join) key(b *exec.Batch, cols []int, i int) (string, bool) {
+	var kb []byte
+	for _, c := range cols {
+		if b.Cols[c].IsNull(i) {
+			return "", false
+		}
+		kb = exec.AppendKey(kb, b.Cols[c], i)
+	}
+	return string(kb), true
+}
+
+// addVersions records versions. A retraction whose key is re-inserted in the same batch is
+// an upsert (the insertion is the new version); otherwise it deletes the key from the later
+// of its version time and the versioned side's watermark.
+func (j *Join) addVersions(b *exec.Batch) {
+	reinserted := map[string]bool{}
+	for i := 0; i < b.N; i++ {
+		if b.Weight(i) > 0 {
+			if k, ok := j.key(b, j.RightKeys, i); ok {
+				reinserted[k] = true
+			}
+		}
+	}
+	times := exec.Int64s(b.Cols[j.RightTime])
+	for i := 0; i < b.N; i++ {
+		k, ok := j.key(b, j.RightKeys, i)
+		if !ok {
+			continue
+		}
+		v := version{t: times[i], row: b.Row(i)}
+		if b.Weight(i) < 0 {
+			if reinserted[k] {
+				continue
+			}
+			v = version{t: max(times[i], j.wm[1])}
+		}
+		j.put(k, v)
+	}
+}
+
+// put inserts a version in time order; at an equal time the later accepted wins.
+func (j *Join) put(k string, v version) {
+	vs := j.versions[k]
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].t >= v.t })
+	if i < len(vs) && vs[i].t == v.t {
+		vs[i] = v
+		return
+	}
+	vs = append(vs, version{})
+	copy(vs[i+1:], vs[i:])
+	vs[i] = v
+	j.versions[k] = vs
+}
+
+func (j *Join) addProbes(b *exec.Batch) error {
+	times := exec.Int64s(b.Cols[j.LeftTime])
+	var now []probe
+	for i := 0; i < b.N; i++ {
+		if b.Cols[j.LeftTime].IsNull(i) {
+			continue
+		}
+		k, ok := j.key(b, j.LeftKeys, i)
+		if !ok {
+			k = "\xff" // a NULL key matches nothing
+		}
+		p := probe{t: times[i], seq: j.seq, key: k, row: b.Row(i), w: b.Weight(i)}
+		j.seq++
+		if j.ProcTime {
+			now = append(now, p)
+			continue
+		}
+		leftW := j.wm[0]
+		if b.WM != nil {
+			leftW = b.WM[i]
+		}
+		if w := min(leftW, j.wm[1]); p.w > 0 && p.t <= w {
+			if j.Late != nil {
+				j.Late(window.LateRow{EventTime: p.t, Watermark: w, Row: p.row})
+			}
+			continue
+		}
+		if p.w < 0 && j.cancel(p) {
+			continue
+		}
+		j.pending = append(j.pending, p)
+	}
+	if len(now) > 0 {
+		return j.emit(now, true)
+	}
+	return nil
+}
+
+// cancel removes a pending probe equal to the retracted row p.
+func (j *Join) cancel(p probe) bool {
+	for i, q := range j.pending {
+		if q.w > 0 && q.t == p.t && sameRow(q.row, p.row) {
+			j.pending = append(j.pending[:i], j.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func sameRow(a, b []any) bool {
+	for i := range a {
+		if exec.CompareValues(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// fire emits the pending probes with time <= w and frees versions no probe can reach.
+func (j *Join) fire(w int64) error {
+	if len(j.pending) == 0 {
+		j.free(w)
+		return nil
+	}
+	sort.SliceStable(j.pending, func(a, b int) bool {
+		if j.pending[a].t != j.pending[b].t {
+			return j.pending[a].t < j.pending[b].t
+		}
+		return j.pending[a].seq < j.pending[b].seq
+	})
+	n := sort.Search(len(j.pending), func(i int) bool { return j.pending[i].t > w })
+	ready := j.pending[:n]
+	if err := j.emit(ready, false); err != nil {
+		return err
+	}
+	j.pending = append([]probe(nil), j.pending[n:]...)
+	j.free(w)
+	return nil
+}
+
+// free drops, per key, versions older than the newest one at or below w.
+func (j *Join) free(w int64) {
+	if j.ProcTime {
+		return
+	}
+	for k, vs := range j.versions {
+		i := sort.Search(len(vs), func(i int) bool { return vs[i].t > w }) - 1
+		if i > 0 {
+			j.versions[k] = append([]version(nil), vs[i:]...)
+		}
+	}
+}
+
+// emit joins probes with their versions (the latest one when current is set).
+func (j *Join) emit(ps []probe, current bool) error {
+	ts := append(append([]types.T{}, j.LeftT...), j.RightT...)
+	nl, nr := len(j.LeftT), len(j.RightT)
+	var rows [][]any
+	var ws []int64
+	var padded []int
+	for _, p := range ps {
+		vs := j.versions[p.key]
+		var match []any
+		if current {
+			if len(vs) > 0 {
+				match = vs[len(vs)-1].row
+			}
+		} else if i := sort.Search(len(vs), func(i int) bool { return vs[i].t > p.t }) - 1; i >= 0 {
+			match = vs[i].row
+		}
+		row := make([]any, nl+nr)
+		copy(row, p.row)
+		if match != nil {
+			copy(row[nl:], match)
+		} else if !j.Outer {
+			continue
+		} else {
+			padded = append(padded, len(rows))
+		}
+		rows = append(rows, row)
+		ws = append(ws, p.w)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	b := exec.RowsToBatch(rows, ts)
+	b.W = ws
+	if j.Cond != nil {
+		a, err := j.Cond.Eval(b)
+		if err != nil {
+			return err
+		}
+		keep := make([]bool, b.N)
+		for _, i := range exec.SelectTrue(a) {
+			keep[i] = true
+		}
+		for _, i := range padded {
+			keep[i] = true
+		}
+		var sel []int32
+		for i, k := range keep {
+			if k {
+				sel = append(sel, int32(i))
+				continue
+			}
+			if j.Outer {
+				// The version exists but fails the condition: LEFT JOIN pads.
+				for c := nl; c < nl+nr; c++ {
+					rows[i][c] = nil
+				}
+				sel = append(sel, int32(i))
+			}
+		}
+		b = exec.RowsToBatch(pick(rows, sel), ts)
+		b.W = pickW(ws, sel)
+	}
+	return j.Out.EmitBatch(b)
+}
+
+func pick(rows [][]any, sel []int32) [][]any {
+	out := make([][]any, len(sel))
+	for i, s := range sel {
+		out[i] = rows[s]
+	}
+	return out
+}
+
+func pickW(ws []int64, sel []int32) []int64 {
+	out := make([]int64, len(sel))
+	for i, s := range sel {
+		out[i] = ws[s]
+	}
+	return out
+}

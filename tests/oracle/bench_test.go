@@ -1,0 +1,195 @@
+package oracle
+
+// DuckDB's figures for the queries of ../../bench, to put next to the engine's: the same
+// data (the same generators and seeds, loaded with DuckDB's Appender, load not timed), the
+// same query, DuckDB restricted to one thread. Only the query is timed. Shrink the sizes with
+// -short (x0.05) or -scale while developing.
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+var benchScale = flag.Float64("scale", 0, "multiply every benchmark size by this factor (default 1, or 0.05 with -short)")
+
+const (
+	benchBatch = 64 << 10      // the engine benchmarks' Append batch size (the data layout)
+	baseMillis = 1704067200000 // 2024-01-01T00:00:00Z, as in ../../bench
+)
+
+func benchScaled(n int) int {
+	s := *benchScale
+	if s == 0 {
+		s = 1
+		if testing.Short() {
+			s = 0.05
+		}
+	}
+	return max(int(float64(n)*s), 1000)
+}
+
+// splitmix is ../../bench's generator, so both sides see the same rows.
+type splitmix uint64
+
+func (s *splitmix) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (s *splitmix) intn(n int) int64 { return int64(s.next() % uint64(n)) }
+
+// openBenchDuckDB opens an in-memory DuckDB limited to one thread and returns one connection
+// (so that every statement runs on the same session).
+func openBenchDuckDB(b *testing.B) (*sql.DB, *sql.Conn) {
+	b.Helper()
+	c, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []string{"SET threads TO 1"} {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	return db, conn
+}
+
+// appendRows creates table name with ddl and fills it with n rows from row via the Appender.
+func appendRows(b *testing.B, conn *sql.Conn, ddl, name string, n int, row func(i int) []driver.Value) {
+	b.Helper()
+	ctx := context.Background()
+	if _, err := conn.ExecContext(ctx, ddl); err != nil {
+		b.Fatalf("%s: %v", ddl, err)
+	}
+	err := conn.Raw(func(dc any) error {
+		app, err := duckdb.NewAppenderFromConn(dc.(driver.Conn), "", name)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if err := app.AppendRow(row(i)...); err != nil {
+				app.Close()
+				return err
+			}
+		}
+		return app.Close()
+	})
+	if err != nil {
+		b.Fatalf("append to %s: %v", name, err)
+	}
+}
+
+// timeQuery runs q b.N times, draining its rows, and returns the total time and the row count
+// of the last run, and the column sums of that run (every column must scan as an integer).
+func timeQuery(b *testing.B, conn *sql.Conn, q string, ncols int) (time.Duration, int, []int64) {
+	b.Helper()
+	var el time.Duration
+	var rows int
+	totals := make([]int64, ncols)
+	for i := 0; i < b.N; i++ {
+		rows = 0
+		clear(totals)
+		t0 := time.Now()
+		rs, err := conn.QueryContext(context.Background(), q)
+		if err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+		vals := make([]int64, ncols)
+		dst := make([]any, ncols)
+		for j := range vals {
+			dst[j] = &vals[j]
+		}
+		for rs.Next() {
+			if err := rs.Scan(dst...); err != nil {
+				b.Fatal(err)
+			}
+			rows++
+			for j, v := range vals {
+				totals[j] += v
+			}
+		}
+		if err := rs.Err(); err != nil {
+			b.Fatal(err)
+		}
+		rs.Close()
+		el += time.Since(t0)
+	}
+	return el, rows, totals
+}
+
+// BenchmarkDuckDBScanFilterAggregate is ../../bench's BenchmarkScanFilterAggregate on DuckDB:
+// `SELECT k, SUM(v), COUNT(*) FROM t WHERE v > 499 GROUP BY k` over the same 10M rows.
+func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
+	rows := benchScaled(10_000_000)
+	db, conn := openBenchDuckDB(b)
+	defer db.Close()
+	defer conn.Close()
+	gk, gv := splitmix(1), splitmix(2)
+	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
+		return []driver.Value{gk.intn(1000), gv.intn(1000)}
+	})
+	b.Run(fmt.Sprintf("rows=%dk/threads=1", rows/1000), func(b *testing.B) {
+		el, groups, totals := timeQuery(b, conn, "SELECT k, SUM(v), COUNT(*) FROM t WHERE v > 499 GROUP BY k", 3)
+		if groups != 1000 || totals[2] < int64(rows)/3 {
+			b.Fatalf("%d groups, COUNT total %d: the data is not what the engine benchmark loads", groups, totals[2])
+		}
+		b.ReportMetric(float64(rows*b.N)/el.Seconds(), "rows/s")
+	})
+}
+
+// BenchmarkDuckDBTumble is the batch equivalent of ../../bench's BenchmarkTumbleView and
+// BenchmarkHopView on DuckDB: the same 4M events (1k keys, ts 1 ms apart) grouped by 10 s
+// window and key in one query over the finished table — DuckDB sees all the data at once,
+// with no watermark, no emission per batch and no retractions. The HOP variant crosses each
+// event with its five 2 s-sliding windows (generate_series with UNNEST is 3x slower).
+func BenchmarkDuckDBTumble(b *testing.B) {
+	events := benchScaled(4_000_000)
+	db, conn := openBenchDuckDB(b)
+	defer db.Close()
+	defer conn.Close()
+	g := splitmix(5)
+	appendRows(b, conn, "CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP)", "ev", events, func(i int) []driver.Value {
+		k, v := g.intn(1000), g.intn(1000)
+		return []driver.Value{k, v, time.UnixMilli(baseMillis + int64(i)).UTC()}
+	})
+	queries := []struct{ name, q string }{
+		{"tumble/time_bucket", `SELECT epoch_ms(time_bucket(INTERVAL '10 seconds', ts)) AS window_start, k, COUNT(*) AS n, SUM(v) AS s
+			FROM ev GROUP BY ALL`},
+		{"tumble/epoch", `SELECT epoch_ms(ts) // 10000 * 10000 AS window_start, k, COUNT(*) AS n, SUM(v) AS s
+			FROM ev GROUP BY ALL`},
+		{"hop/offsets", `SELECT epoch_ms(ts) // 2000 * 2000 - 2000 * o.i AS window_start, k, COUNT(*) AS n, SUM(v) AS s
+			FROM ev, (VALUES (0), (1), (2), (3), (4)) o(i) GROUP BY ALL`},
+	}
+	for _, c := range queries {
+		b.Run(fmt.Sprintf("%s/events=%dk/threads=1", c.name, events/1000), func(b *testing.B) {
+			// Fold the result into one row in DuckDB: the time is the query's, not that of
+			// database/sql scanning hundreds of thousands of rows one by one.
+			q := "SELECT COUNT(*), SUM(window_start), SUM(k), SUM(n), SUM(s) FROM (" + c.q + ")"
+			el, _, totals := timeQuery(b, conn, q, 5)
+			perEvent := int64(1)
+			if c.name[:3] == "hop" {
+				perEvent = 5
+			}
+			if totals[3] != perEvent*int64(events) {
+				b.Fatalf("SUM(n) = %d, want %d", totals[3], perEvent*int64(events))
+			}
+			b.ReportMetric(float64(totals[0]), "groups")
+			b.ReportMetric(float64(events*b.N)/el.Seconds(), "events/s")
+		})
+	}
+}
