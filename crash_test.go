@@ -40,11 +40,11 @@ const (
 var crashBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 
 // crashRow is row i of the deterministic stream: k = i % 7, v = i, event times 200 ms apart
-// with up to 2.4 s of disorder (so a few rows near window ends fall behind the 2 s
+// with up to 4.8 s of disorder (so some rows near window ends fall behind the 2 s
 // watermark delay and are late), and every 23rd row 25 s
 // late (behind the watermark: late for the windowed views).
 func crashRow(i int64) (k, v, tsMs int64) {
-	ts := crashBase + i*200 - (i*7919%25)*100
+	ts := crashBase + i*200 - (i*7919%49)*100
 	if i%23 == 22 {
 		ts -= 25_000
 	}
@@ -300,7 +300,7 @@ func crashModel(last int64) map[string][]string {
 			a.n++
 			a.s += v
 		}
-		w = max(w, tsMs-2000)
+		w = max(w, tsMs-1000)
 		a := aggs[k]
 		if a == nil {
 			a = &acc{}

@@ -50,6 +50,7 @@ type dgCol struct {
 }
 
 type datagen struct {
+	width []int // expected bytes per string value, by column
 	cols  []dgCol
 	types []types.T
 	seed  uint64
@@ -86,6 +87,7 @@ func openDatagen(o *options, cols []catalog.Column) (generator, int64, error) {
 			}
 		}
 		g.cols = append(g.cols, c)
+		g.width = append(g.width, max(c.length, 20))
 		g.types[i] = col.Type
 	}
 	return g, rate, nil
@@ -345,7 +347,7 @@ func (g *datagen) tick(r int64) int64        { return r }
 func (g *datagen) rowsThrough(t int64) int64 { return max(t+1, 0) }
 
 func (g *datagen) fill(from int64, n int, now int64) *exec.Batch {
-	o := newOuts(g.types, n)
+	o := newOuts(g.types, n, g.width)
 	for ci := range g.cols {
 		c, out := &g.cols[ci], &o[ci]
 		for i := 0; i < n; i++ {

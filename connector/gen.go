@@ -75,13 +75,17 @@ func (s *strCol) add(v string) {
 
 // text appends n characters of the 32-letter alphabet drawn from r (no end()).
 func (s *strCol) text(r *rng, n int) {
-	for n > 0 {
+	at := len(s.data)
+	s.data = append(s.data, make([]byte, n)...)
+	d := s.data[at:]
+	for len(d) > 0 {
 		x := r.next()
-		for k := 0; k < 12 && n > 0; k++ {
-			s.data = append(s.data, lower[x&31])
+		k := min(len(d), 12)
+		for j := 0; j < k; j++ {
+			d[j] = lower[x&31]
 			x >>= 5
-			n--
 		}
+		d = d[k:]
 	}
 }
 
@@ -142,7 +146,9 @@ type out struct {
 	str   strCol
 }
 
-func newOuts(cols []types.T, n int) []out {
+// newOuts prepares output columns for n rows; width, when not nil, is each column's expected
+// bytes per string value.
+func newOuts(cols []types.T, n int, width []int) []out {
 	o := make([]out, len(cols))
 	for i, t := range cols {
 		o[i].phys = t.Phys()
@@ -155,7 +161,11 @@ func newOuts(cols []types.T, n int) []out {
 			o[i].bools = make([]bool, 0, n)
 		case types.PhysString:
 			o[i].str.offs = make([]int32, 1, n+1)
-			o[i].str.data = make([]byte, 0, 16*n)
+			w := 16
+			if width != nil {
+				w = width[i]
+			}
+			o[i].str.data = make([]byte, 0, w*n)
 		}
 	}
 	return o

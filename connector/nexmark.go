@@ -97,6 +97,7 @@ type nexmark struct {
 	kind   *nexmarkKind
 	slot   []int // schema field -> output column, or -1
 	types  []types.T
+	width  []int // expected bytes per string value, by column
 	seed   uint64
 	rows   int64 // -1 = unbounded
 	first  int64 // event time of event 0, UTC ms
@@ -193,9 +194,12 @@ func (g *nexmark) bind(cols []catalog.Column) error {
 		}
 		g.slot[f] = c
 		g.types[c] = col.Type
+		g.width = append(g.width, map[string]int{"extra": g.kind.extra * 6 / 5, "url": 64, "description": 100}[sf(g.kind, f)]+16)
 	}
 	return nil
 }
+
+func sf(k *nexmarkKind, f int) string { return k.schema[f].name }
 
 func (g *nexmark) total() int64              { return g.rows }
 func (g *nexmark) tick(r int64) int64        { return g.kind.eventOf(r) }
@@ -219,7 +223,7 @@ func (g *nexmark) eventTime(e int64) int64 {
 }
 
 func (g *nexmark) fill(from int64, n int, _ int64) *exec.Batch {
-	o := newOuts(g.types, n)
+	o := newOuts(g.types, n, g.width)
 	for i := 0; i < n; i++ {
 		e := g.kind.eventOf(from + int64(i))
 		r := newRng(g.seed, uint64(e), saltEvent)
@@ -271,7 +275,7 @@ func extra(s *strCol, seed uint64, avg int) {
 }
 
 // price is Beam's price distribution: 10^(6u) dollars, in cents.
-func price(r *rng) int64 { return int64(math.Round(math.Pow(10, r.float()*6) * 100)) }
+func price(r *rng) int64 { return int64(math.Round(math.Exp(r.float()*6*math.Ln10) * 100)) }
 
 // lastPerson is the base-0 id of the newest person at or before event e.
 func lastPerson(e int64) int64 { return e / blockSize }
