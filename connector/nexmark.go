@@ -85,6 +85,17 @@ func (k *nexmarkKind) describe() string {
 	return k.name + "(" + strings.Join(parts, ", ") + ")"
 }
 
+// width is the expected length of field f's strings, to size buffers.
+func (k *nexmarkKind) width(f int) int {
+	switch k.schema[f].name {
+	case "extra":
+		return k.extra * 6 / 5
+	case "url", "description":
+		return 100
+	}
+	return 20
+}
+
 // eventOf is the event number of row r of this kind.
 func (k *nexmarkKind) eventOf(r int64) int64 { return r/k.prop*blockSize + k.base + r%k.prop }
 
@@ -194,12 +205,10 @@ func (g *nexmark) bind(cols []catalog.Column) error {
 		}
 		g.slot[f] = c
 		g.types[c] = col.Type
-		g.width = append(g.width, map[string]int{"extra": g.kind.extra * 6 / 5, "url": 64, "description": 100}[sf(g.kind, f)]+16)
+		g.width = append(g.width, g.kind.width(f))
 	}
 	return nil
 }
-
-func sf(k *nexmarkKind, f int) string { return k.schema[f].name }
 
 func (g *nexmark) total() int64              { return g.rows }
 func (g *nexmark) tick(r int64) int64        { return g.kind.eventOf(r) }

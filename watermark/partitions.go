@@ -1,0 +1,83 @@
+package watermark
+
+import (
+	"time"
+
+	"github.com/streamsql/streamsql/exec"
+)
+
+// Clock is the processing-time clock idleness is measured with; tests inject a fake.
+type Clock interface{ Now() time.Time }
+
+// Partitions combines the watermarks of a source's partitions (SPEC.md §3): each partition
+// keeps the largest watermark value of its own rows; the source's watermark is the minimum
+// over the partitions that are not idle. A partition with no rows for IdleTimeout (0: never)
+// is left out of the minimum until it has rows again. Alignment: a partition whose
+// watermark runs more than MaxDrift (0: no limit) ahead of the combined watermark is paused —
+// its reader must stop taking rows from it — instead of buffering without bound.
+//
+// Invariant: Current never decreases, even when an idle partition returns behind it (its
+// rows are then judged late by the operators, as any row at or below the watermark is).
+type Partitions struct {
+	IdleTimeout time.Duration
+	MaxDrift    int64
+	clock       Clock
+	wm          []int64
+	seen        []time.Time
+	current     int64
+}
+
+// NewPartitions tracks n partitions.
+func NewPartitions(n int, idleTimeout time.Duration, maxDrift int64, clock Clock) *Partitions {
+	p := &Partitions{IdleTimeout: idleTimeout, MaxDrift: maxDrift, clock: clock,
+		wm: make([]int64, n), seen: make([]time.Time, n), current: exec.NoWatermark}
+	now := clock.Now()
+	for i := range p.wm {
+		p.wm[i] = exec.NoWatermark
+		p.seen[i] = now
+	}
+	return p
+}
+
+// Observe takes a row of partition part whose watermark expression is v, and returns the
+// source's watermark after it.
+func (p *Partitions) Observe(part int, v int64) int64 {
+	p.seen[part] = p.clock.Now()
+	if v > p.wm[part] {
+		p.wm[part] = v
+	}
+	return p.advance()
+}
+
+// Tick re-evaluates idleness at the clock's current time (call it periodically while
+// partitions are quiet) and returns the source's watermark.
+func (p *Partitions) Tick() int64 { return p.advance() }
+
+// Current is the source's watermark.
+func (p *Partitions) Current() int64 { return p.current }
+
+// Idle reports whether partition part is left out of the minimum.
+func (p *Partitions) Idle(part int) bool {
+	return p.IdleTimeout > 0 && p.clock.Now().Sub(p.seen[part]) >= p.IdleTimeout
+}
+
+// Paused reports whether partition part runs too far ahead and must not be read now.
+func (p *Partitions) Paused(part int) bool {
+	return p.MaxDrift > 0 && p.current != exec.NoWatermark && p.wm[part] > p.current+p.MaxDrift
+}
+
+func (p *Partitions) advance() int64 {
+	m := int64(1<<63 - 1)
+	active := false
+	for i, w := range p.wm {
+		if p.Idle(i) {
+			continue
+		}
+		active = true
+		m = min(m, w)
+	}
+	if active && m > p.current {
+		p.current = m
+	}
+	return p.current
+}

@@ -1,0 +1,114 @@
+package watermark
+
+import (
+	"testing"
+	"time"
+
+	"github.com/streamsql/streamsql/exec"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func TestGeneratorRowByRow(t *testing.T) {
+	g := New()
+	before, after := g.Advance([]int64{10, 5, 20, 15})
+	want := []int64{exec.NoWatermark, 10, 10, 20}
+	for i := range want {
+		if before[i] != want[i] {
+			t.Fatalf("before[%d] = %d, want %d", i, before[i], want[i])
+		}
+	}
+	if after != 20 {
+		t.Fatalf("after = %d, want 20", after)
+	}
+	if g.W != exec.NoWatermark {
+		t.Fatalf("Advance must not change W before Set")
+	}
+	g.Set(after)
+	g.Set(3)
+	if g.W != 20 {
+		t.Fatalf("W went back to %d", g.W)
+	}
+}
+
+func TestPartitionsMinimum(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(2, 0, 0, c)
+	if w := p.Observe(0, 100); w != exec.NoWatermark {
+		t.Fatalf("one silent partition must hold the watermark, got %d", w)
+	}
+	if w := p.Observe(1, 50); w != 50 {
+		t.Fatalf("min = %d, want 50", w)
+	}
+	if w := p.Observe(1, 200); w != 100 {
+		t.Fatalf("min = %d, want 100", w)
+	}
+}
+
+func TestPartitionsIdleness(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(2, 5*time.Second, 0, c)
+	p.Observe(0, 100)
+	p.Observe(1, 10)
+	if p.Current() != 10 {
+		t.Fatalf("current = %d, want 10", p.Current())
+	}
+	// Partition 1 goes quiet; partition 0 keeps producing.
+	for i := 0; i < 6; i++ {
+		c.advance(time.Second)
+		p.Observe(0, int64(200+i))
+	}
+	if !p.Idle(1) || p.Idle(0) {
+		t.Fatalf("partition 1 should be idle after 6 s, partition 0 not")
+	}
+	if p.Current() != 205 {
+		t.Fatalf("idle partition must be left out: current = %d, want 205", p.Current())
+	}
+	// It returns behind: the watermark does not go back.
+	if w := p.Observe(1, 50); w != 205 {
+		t.Fatalf("watermark went back to %d", w)
+	}
+	if p.Idle(1) {
+		t.Fatalf("a partition with rows is not idle")
+	}
+	// It catches up: the minimum applies again.
+	if w := p.Observe(1, 300); w != 205 {
+		t.Fatalf("current = %d, want 205 (partition 0 is the minimum)", w)
+	}
+	c.advance(time.Second)
+	if w := p.Observe(0, 400); w != 300 {
+		t.Fatalf("current = %d, want 300", w)
+	}
+}
+
+func TestPartitionsIdleTimeoutOffByDefault(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(2, 0, 0, c)
+	p.Observe(0, 100)
+	c.advance(time.Hour)
+	if p.Idle(1) || p.Tick() != exec.NoWatermark {
+		t.Fatalf("without an idle timeout a silent partition stalls the watermark")
+	}
+}
+
+func TestPartitionsAlignment(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(2, 0, 1000, c)
+	p.Observe(0, 1000)
+	p.Observe(1, 1000)
+	p.Observe(0, 1500)
+	if p.Paused(0) {
+		t.Fatalf("500 ms ahead is within the 1000 ms drift")
+	}
+	p.Observe(0, 2500)
+	if !p.Paused(0) || p.Paused(1) {
+		t.Fatalf("partition 0 at 2500 vs watermark 1000 must pause; partition 1 must not")
+	}
+	p.Observe(1, 2000)
+	if p.Paused(0) {
+		t.Fatalf("after the slow partition catches up, the fast one resumes")
+	}
+}
