@@ -303,7 +303,7 @@ func crashModel(last int64) map[string][]string {
 			a.n++
 			a.s += v
 		}
-		w = max(w, tsMs-1999)
+		w = max(w, tsMs-2000)
 		a := aggs[k]
 		if a == nil {
 			a = &acc{}

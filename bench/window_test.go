@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +21,23 @@ const (
 	winSize  = 10_000
 	hopSlide = 2_000
 )
+
+var heapProfile = flag.String("windowheapprofile", "", "write the heap held with each window view open to `prefix`<sub-benchmark>.heap")
+
+// writeHeapProfile writes the live heap (the database is open) if -windowheapprofile is set.
+func writeHeapProfile(b *testing.B) {
+	if *heapProfile == "" {
+		return
+	}
+	f, err := os.Create(*heapProfile + strings.NewReplacer("/", "_", "=", "").Replace(b.Name()) + ".heap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
 
 // windowCase is one window benchmark: the view's window function and its sizes.
 type windowCase struct {
@@ -96,6 +117,7 @@ func benchWindow(b *testing.B, c windowCase) {
 				appendAll(b, db, "ev", recs)
 				engEl += time.Since(t0)
 				engHeap = liveHeap() - h0
+				writeHeapProfile(b)
 				got = queryInts(b, db, "SELECT COUNT(*), SUM(n), SUM(s) FROM w")
 				if err := db.Close(); err != nil {
 					b.Fatal(err)

@@ -6,7 +6,7 @@
 // what the parser and binder of this version make of a statement.
 //
 // Invariant: names are unique across kinds, case-insensitively; entry sequence numbers and
-// table ids are never reused.
+// table ids come from the store's one Sequence and are never reused.
 package catalog
 
 import (
@@ -48,21 +48,19 @@ type Column struct {
 // Catalog is the set of entries, keyed by lower-cased name.
 type Catalog struct {
 	entries map[string]*Entry
-	nextSeq uint64
+	seq     *state.Sequence
 }
 
 // Load reads every entry from the store.
-func Load(s *state.Store) (*Catalog, error) {
-	c := &Catalog{entries: map[string]*Entry{}, nextSeq: 1}
+func Load(s *state.Store, seq *state.Sequence) (*Catalog, error) {
+	c := &Catalog{entries: map[string]*Entry{}, seq: seq}
 	err := s.Catalog(func(seq uint64, v []byte) error {
 		var e Entry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return fmt.Errorf("catalog entry %d is corrupt: %w", seq, err)
 		}
 		c.entries[strings.ToLower(e.Name)] = &e
-		if seq >= c.nextSeq {
-			c.nextSeq = seq + 1
-		}
+		c.seq.Observe(seq)
 		return nil
 	})
 	return c, err
@@ -86,8 +84,8 @@ func (c *Catalog) Lookup(name string) (*Entry, bool) {
 
 // Add records a new definition in b; its Seq is assigned, and for tables ID = Seq.
 func (c *Catalog) Add(b *state.Batch, kind Kind, name, sql string) *Entry {
-	e := &Entry{Seq: c.nextSeq, Kind: kind, Name: name, ID: c.nextSeq, SQL: sql}
-	c.nextSeq++
+	n := c.seq.Next()
+	e := &Entry{Seq: n, Kind: kind, Name: name, ID: n, SQL: sql}
 	v, _ := json.Marshal(e)
 	b.PutCatalog(e.Seq, v)
 	c.entries[strings.ToLower(name)] = e

@@ -3,8 +3,9 @@ package connector
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,8 @@ const (
 )
 
 var dgKindNames = map[string]dgKind{"sequence": dgSequence, "random": dgRandom, "timestamp": dgTimestamp}
+
+func (k dgKind) String() string { return [...]string{"'sequence'", "'random'", "'timestamp'"}[k] }
 
 type dgCol struct {
 	t        types.T
@@ -100,21 +103,16 @@ func columnAttrs(o *options, cols []catalog.Column) ([]attrs, error) {
 	for i := range out {
 		out[i] = attrs{}
 	}
-	var keys []string
-	for k := range o.m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(o.m)) {
 		rest, ok := strings.CutPrefix(k, "fields.")
 		if !ok {
 			continue
 		}
-		best := -1
+		best, bestLen := -1, 0
 		for i, c := range cols {
 			name := strings.ToLower(c.Name) + "."
-			if strings.HasPrefix(rest, name) && (best < 0 || len(name) > len(cols[best].Name)+1) {
-				best = i
+			if strings.HasPrefix(rest, name) && len(name) > bestLen {
+				best, bestLen = i, len(name)
 			}
 		}
 		if best < 0 {
@@ -126,7 +124,7 @@ func columnAttrs(o *options, cols []catalog.Column) ([]attrs, error) {
 				k, strings.Join(names, ", "))
 		}
 		o.used[k] = true
-		out[best][rest[len(cols[best].Name)+1:]] = k
+		out[best][rest[bestLen:]] = k
 	}
 	return out, nil
 }
@@ -137,17 +135,21 @@ func parseColumn(o *options, col catalog.Column, a attrs) (dgCol, error) {
 	if t.Kind == types.Timestamp {
 		c.kind = dgTimestamp
 	}
-	kinds := "'random'"
+	allowed := []dgKind{dgRandom}
 	switch t.Kind {
 	case types.Int, types.BigInt, types.Decimal, types.Double, types.Interval, types.Varchar:
-		kinds = "'sequence' or 'random'"
+		allowed = []dgKind{dgSequence, dgRandom}
 	case types.Timestamp:
-		kinds = "'timestamp' or 'random'"
+		allowed = []dgKind{dgTimestamp, dgRandom}
 	}
 	if key, ok := a["kind"]; ok {
 		k, known := dgKindNames[strings.ToLower(strings.TrimSpace(o.m[key]))]
-		if !known || !strings.Contains(kinds, "'"+strings.ToLower(strings.TrimSpace(o.m[key]))+"'") {
-			return c, o.errorf(key, fmt.Sprintf("%s for %s column %s", kinds, t, col.Name))
+		if !known || !slices.Contains(allowed, k) {
+			names := make([]string, len(allowed))
+			for i, k := range allowed {
+				names[i] = k.String()
+			}
+			return c, o.errorf(key, fmt.Sprintf("%s for %s column %s", strings.Join(names, " or "), t, col.Name))
 		}
 		c.kind = k
 		delete(a, "kind")
@@ -164,9 +166,10 @@ func parseColumn(o *options, col catalog.Column, a attrs) (dgCol, error) {
 	if err != nil {
 		return c, err
 	}
-	for attr, key := range a {
+	for _, attr := range slices.Sorted(maps.Keys(a)) {
+		key := a[attr]
 		return c, fmt.Errorf("datagen: option '%s': attribute '%s' does not apply to kind %s of %s column %s",
-			key, attr, [...]string{"'sequence'", "'random'", "'timestamp'"}[c.kind], t, col.Name)
+			key, attr, c.kind, t, col.Name)
 	}
 	return c, nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -172,5 +171,3 @@ func colIndex(cols []catalog.Column, name string) int {
 	}
 	panic("no column " + name)
 }
-
-var _ = exec.NoWatermark

@@ -295,9 +295,8 @@ func pickPerson(r *rng, last, hot int64) int64 {
 	if r.intn(4) > 0 {
 		if id := last / hotRatio * hotRatio; id+hot <= last {
 			return id + hot
-		} else {
-			return id
 		}
+		return last / hotRatio * hotRatio
 	}
 	active := min(last+1, numActivePeople)
 	return last + 1 - active + r.intn(active)

@@ -47,6 +47,7 @@ type Engine struct {
 	mu     sync.Mutex
 	opts   Options
 	store  *state.Store
+	seq    state.Sequence
 	cat    *catalog.Catalog
 	tables map[string]*tableObj
 	views  map[string]*viewObj
@@ -61,7 +62,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}}
-	if e.cat, err = catalog.Load(st); err != nil {
+	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/table"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/watermark"
 	"github.com/streamsql/streamsql/window"
@@ -132,9 +133,18 @@ func hasWindowedAgg(n plan.Node) bool {
 	return false
 }
 
-// backfill replays every source's current rows into the new view, in acceptance order and
-// with the watermark progression they had, then the source's watermark.
+// backfill replays every source's current rows into the new view: tables' segments merged
+// in acceptance order across tables (each with the watermark progression its rows had, and
+// the table's watermark after each segment, as when they were inserted), views' rows as
+// they stand; then each source's current watermark.
 func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
+	type cursor struct {
+		src  *plan.Source
+		t    *tableObj
+		segs []*table.Segment
+		gen  *watermark.Generator
+	}
+	var cs []*cursor
 	for _, src := range sources {
 		if src.Rel == nil {
 			if err := src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types)); err != nil {
@@ -144,28 +154,7 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 		}
 		switch h := src.Rel.Handle.(type) {
 		case *tableObj:
-			gen := watermark.New()
-			err := h.data.Scan(batchRows, func(b *exec.Batch) error {
-				if h.wmExpr != nil {
-					vals, err := h.wmValues(b)
-					if err != nil {
-						return err
-					}
-					before, after := gen.Advance(vals)
-					gen.Set(after)
-					b = &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
-				}
-				if err := src.Out.EmitBatch(b); err != nil {
-					return err
-				}
-				return src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: gen.W})
-			})
-			if err != nil {
-				return err
-			}
-			if err := src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: max(gen.W, h.wm.W)}); err != nil {
-				return err
-			}
+			cs = append(cs, &cursor{src: src, t: h, segs: h.data.Segments(), gen: watermark.New()})
 		case *viewObj:
 			for _, b := range h.store.batches(batchRows) {
 				if err := src.Out.EmitBatch(b); err != nil {
@@ -175,6 +164,39 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 			if err := src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: h.watermark}); err != nil {
 				return err
 			}
+		}
+	}
+	for {
+		var next *cursor
+		for _, c := range cs {
+			if len(c.segs) > 0 && (next == nil || c.segs[0].Seq < next.segs[0].Seq) {
+				next = c
+			}
+		}
+		if next == nil {
+			break
+		}
+		b := next.segs[0].Batch
+		next.segs = next.segs[1:]
+		if next.t.wmExpr != nil {
+			vals, err := next.t.wmValues(b)
+			if err != nil {
+				return err
+			}
+			before, after := next.gen.Advance(vals)
+			next.gen.Set(after)
+			b = &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
+		}
+		if err := next.src.Out.EmitBatch(b); err != nil {
+			return err
+		}
+		if err := next.src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: next.gen.W}); err != nil {
+			return err
+		}
+	}
+	for _, c := range cs {
+		if err := c.src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: max(c.gen.W, c.t.wm.W)}); err != nil {
+			return err
 		}
 	}
 	return nil

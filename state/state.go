@@ -177,3 +177,25 @@ func (quietLogger) Errorf(string, ...any) {}
 func (quietLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
+
+// Sequence numbers everything the engine persists in acceptance order — catalog entries and
+// table segments share it — so that a replay can interleave tables exactly as their rows
+// were accepted. It is rebuilt at Open from the largest number stored.
+type Sequence struct{ next uint64 }
+
+// Next returns a new sequence number.
+func (s *Sequence) Next() uint64 {
+	if s.next == 0 {
+		s.next = 1
+	}
+	n := s.next
+	s.next++
+	return n
+}
+
+// Observe records a stored number so that Next stays above it.
+func (s *Sequence) Observe(n uint64) {
+	if n >= s.next {
+		s.next = n + 1
+	}
+}

@@ -3,7 +3,8 @@
 // in the state store, plus the primary-key index of upsert tables.
 //
 // Invariant: segments are in acceptance order (segment seq order, rows in order within a
-// segment), so a scan replays rows in the order they were accepted; in an upsert table each
+// segment; seqs come from the store-wide Sequence, so they also order segments across
+// tables), so a scan replays rows in the order they were accepted; in an upsert table each
 // key has at most one stored row, the last one accepted.
 package table
 
@@ -37,16 +38,16 @@ type Table struct {
 	Types []types.T
 	Names []string
 	// PK lists the primary key columns; empty for an append table.
-	PK      []int
-	segs    []*Segment
-	nextSeq uint64
-	index   map[string]rowRef
-	rows    int
+	PK    []int
+	segs  []*Segment
+	seq   *state.Sequence
+	index map[string]rowRef
+	rows  int
 }
 
 // New returns an empty table.
-func New(id uint64, names []string, ts []types.T, pk []int) *Table {
-	t := &Table{ID: id, Names: names, Types: ts, PK: pk, nextSeq: 1}
+func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence) *Table {
+	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq}
 	if len(pk) > 0 {
 		t.index = map[string]rowRef{}
 	}
@@ -63,9 +64,7 @@ func (t *Table) Load(s *state.Store) error {
 		seg := &Segment{Seq: seq, Batch: b}
 		t.segs = append(t.segs, seg)
 		t.rows += b.N
-		if seq >= t.nextSeq {
-			t.nextSeq = seq + 1
-		}
+		t.seq.Observe(seq)
 		t.indexSegment(seg)
 		return nil
 	})
@@ -251,7 +250,7 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 		if err != nil {
 			return nil, err
 		}
-		added = &Segment{Seq: t.nextSeq, Batch: b}
+		added = &Segment{Seq: t.seq.Next(), Batch: b}
 		wb.PutSegment(t.ID, added.Seq, v)
 	}
 	// apply runs after the batch commits.
@@ -268,7 +267,6 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 			t.indexSegment(r.seg)
 		}
 		if added != nil {
-			t.nextSeq++
 			t.segs = append(t.segs, added)
 			t.rows += added.Batch.N
 			t.indexSegment(added)

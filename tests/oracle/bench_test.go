@@ -35,6 +35,17 @@ func benchScaled(n int) int {
 	return max(int(float64(n)*s), 1000)
 }
 
+// benchHuman renders a count as the engine benchmarks name it: 500k, 10M.
+func benchHuman(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1000 && n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
 // splitmix is ../../bench's generator, so both sides see the same rows.
 type splitmix uint64
 
@@ -143,7 +154,7 @@ func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
 	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
 		return []driver.Value{gk.intn(1000), gv.intn(1000)}
 	})
-	b.Run(fmt.Sprintf("rows=%dk/threads=1", rows/1000), func(b *testing.B) {
+	b.Run(fmt.Sprintf("rows=%s/threads=1", benchHuman(rows)), func(b *testing.B) {
 		el, groups, totals := timeQuery(b, conn, "SELECT k, SUM(v), COUNT(*) FROM t WHERE v > 499 GROUP BY k", 3)
 		if groups != 1000 || totals[2] < int64(rows)/3 {
 			b.Fatalf("%d groups, COUNT total %d: the data is not what the engine benchmark loads", groups, totals[2])
@@ -176,7 +187,7 @@ func BenchmarkDuckDBTumble(b *testing.B) {
 			FROM ev, (VALUES (0), (1), (2), (3), (4)) o(i) GROUP BY ALL`},
 	}
 	for _, c := range queries {
-		b.Run(fmt.Sprintf("%s/events=%dk/threads=1", c.name, events/1000), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/events=%s/threads=1", c.name, benchHuman(events)), func(b *testing.B) {
 			// Fold the result into one row in DuckDB: the time is the query's, not that of
 			// database/sql scanning hundreds of thousands of rows one by one.
 			q := "SELECT COUNT(*), SUM(window_start), SUM(k), SUM(n), SUM(s) FROM (" + c.q + ")"
