@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -264,6 +265,29 @@ func TestDBTimePlaceholderIntoDate(t *testing.T) {
 	}
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM d WHERE dt = DATE '2020-01-02'"); n != 2 {
 		t.Fatalf("count = %d, want 2", n)
+	}
+}
+
+// Placeholders take the Go types a user naturally passes: int, int32, float32... (the
+// database/sql driver converts them; the Go API must accept them too).
+func TestDBPlaceholderGoTypes(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE t (a BIGINT, b INT, c DOUBLE, s VARCHAR)")
+	for _, args := range [][]any{
+		{1, 2, 1.5, "x"},
+		{int32(3), int16(4), float32(2.5), []byte("y")},
+		{int8(5), uint8(6), 3.5, "z"},
+		{uint32(7), uint16(8), 4, "w"},
+	} {
+		if _, err := db.Exec("INSERT INTO t VALUES (?, ?, ?, ?)", args...); err != nil {
+			t.Errorf("INSERT with %T %T %T %T: %v", args[0], args[1], args[2], args[3], err)
+		}
+	}
+	if _, err := db.Query("SELECT a FROM t WHERE a = ?", 1); err != nil {
+		t.Errorf("WHERE a = ? with an int: %v", err)
+	}
+	if _, err := db.Exec("INSERT INTO t (a) VALUES (?)", struct{}{}); err == nil {
+		t.Error("a struct placeholder value was accepted")
 	}
 }
 
@@ -1019,5 +1043,135 @@ func TestDBSubscribeEndsOnCloseAndRowsClose(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Next did not return after db.Close")
+	}
+}
+
+// foldChangelog reads changes from rows and applies them to a multiset until stop reports
+// the last change it expects; a retraction of a row that is not there is an error.
+func foldChangelog(rows *streamsql.Rows, stop func(op, row string) bool) (map[string]int, error) {
+	state := map[string]int{}
+	for rows.Next() {
+		v := rows.Values()
+		op, row := v[0].(string), rowString(v[1:])
+		switch op {
+		case "+I", "+U":
+			state[row]++
+		case "-U", "-D":
+			if state[row] == 0 {
+				return state, fmt.Errorf("%s of a row the subscriber does not have: %s", op, row)
+			}
+			state[row]--
+			if state[row] == 0 {
+				delete(state, row)
+			}
+		default:
+			return state, fmt.Errorf("unknown op %q", op)
+		}
+		if stop(op, row) {
+			return state, nil
+		}
+	}
+	return state, fmt.Errorf("subscription ended: %v", rows.Err())
+}
+
+// The changelog a subscriber sees, folded, equals the view's contents — for windowed views in
+// both emit modes and for a non-windowed aggregate over a table with DELETE and UPDATE.
+func TestDBSubscribeChangelogMatchesView(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, `CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '2' SECOND)`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW tw AS
+		SELECT window_start, k, COUNT(*) AS n, SUM(v) AS s, MAX(v) AS mx
+		FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+		GROUP BY window_start, window_end, k`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW twc AS
+		SELECT window_start, k, COUNT(*) AS n, SUM(v) AS s
+		FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+		GROUP BY window_start, window_end, k EMIT ON WINDOW CLOSE`)
+	mustExec(t, db, `CREATE TABLE kv (k BIGINT, v BIGINT)`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW kagg AS SELECT k, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS mn FROM kv GROUP BY k`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW kfil AS SELECT k, v FROM kv WHERE v % 3 = 0`)
+
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	rng := rand.New(rand.NewPCG(7, 7))
+	tsAt := func(i int) time.Time {
+		return base.Add(time.Duration(i*300-rng.IntN(4000)) * time.Millisecond)
+	}
+	step := 0
+	ri := func(n int) int64 { return int64(rng.IntN(n)) } // the Go API takes int64 (see TestDBPlaceholderGoTypes)
+	write := func(n int) {
+		for ; n > 0; n-- {
+			step++
+			switch r := ri(10); {
+			case r < 6:
+				mustExec(t, db, "INSERT INTO ev VALUES (?, ?, ?), (?, ?, ?)",
+					ri(4), ri(100), tsAt(step), ri(4), ri(100), tsAt(step))
+			case r < 8:
+				mustExec(t, db, "INSERT INTO kv VALUES (?, ?), (?, ?)", ri(5), ri(30), ri(5), ri(30))
+			case r < 9:
+				mustExec(t, db, "DELETE FROM kv WHERE k = ? AND v < ?", ri(5), ri(30))
+			default:
+				mustExec(t, db, "UPDATE kv SET v = v + 1 WHERE k = ?", ri(5))
+			}
+		}
+	}
+	write(60) // the subscribers start with a snapshot of these
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		view  string
+		state map[string]int
+		err   error
+	}
+	results := make(chan result, 4)
+	subscribe := func(view string, stop func(op, row string) bool) {
+		rows, err := db.Subscribe(ctx, view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer rows.Close()
+			st, err := foldChangelog(rows, stop)
+			results <- result{view, st, err}
+		}()
+	}
+	// Sentinels, written last: k = -1 at a far-ahead time, then k = -2 20 s later, which
+	// closes k = -1's window. kv gets k = -1 with v = 3.
+	subscribe("tw", func(op, row string) bool { return op == "+I" && strings.Contains(row, "|-2|") })
+	subscribe("twc", func(op, row string) bool { return op == "+I" && strings.Contains(row, "|-1|") })
+	subscribe("kagg", func(op, row string) bool { return op == "+I" && strings.HasPrefix(row, "-1|") })
+	subscribe("kfil", func(op, row string) bool { return op == "+I" && strings.HasPrefix(row, "-1|") })
+	write(300)
+	far := base.Add(time.Hour)
+	mustExec(t, db, "INSERT INTO ev VALUES (-1, 0, ?)", far)
+	mustExec(t, db, "INSERT INTO ev VALUES (-2, 0, ?)", far.Add(20*time.Second))
+	mustExec(t, db, "INSERT INTO kv VALUES (-1, 3)")
+	mustExec(t, db, "FLUSH")
+	queries := map[string]string{
+		"tw":   "SELECT window_start, k, n, s, mx FROM tw",
+		"twc":  "SELECT window_start, k, n, s FROM twc",
+		"kagg": "SELECT k, n, s, mn FROM kagg",
+		"kfil": "SELECT k, v FROM kfil",
+	}
+	for i := 0; i < 4; i++ {
+		var r result
+		select {
+		case r = <-results:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a subscriber did not see its sentinel within 30s")
+		}
+		if r.err != nil {
+			t.Errorf("%s: %v", r.view, r.err)
+			continue
+		}
+		var folded []string
+		for row, n := range r.state {
+			for ; n > 0; n-- {
+				folded = append(folded, row)
+			}
+		}
+		want := queryStrings(t, db, queries[r.view])
+		if got, want := sortedCopy(folded), sortedCopy(want); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: folded changelog (%d rows) differs from the view (%d rows)\n got  %v\n want %v", r.view, len(got), len(want), got, want)
+		}
 	}
 }

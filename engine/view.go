@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -38,7 +40,22 @@ type input struct {
 	l *listener
 }
 
-var knownViewOptions = map[string]bool{}
+// parseDuration reads a duration option: Go syntax ('90s', '1h') or SQL-ish ('1 hour',
+// '30 minutes', '10 second').
+func parseDuration(v string) (int64, error) {
+	if d, err := time.ParseDuration(strings.ReplaceAll(v, " ", "")); err == nil && d > 0 {
+		return d.Milliseconds(), nil
+	}
+	f := strings.Fields(strings.ToLower(v))
+	if len(f) == 2 {
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		units := map[string]int64{"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
+		if u, ok := units[strings.TrimSuffix(f[1], "s")]; ok && err == nil && n > 0 {
+			return n * u, nil
+		}
+	}
+	return 0, fmt.Errorf("invalid duration '%s': expected e.g. '1 hour', '30 minutes' or '90s'", v)
+}
 
 func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 	if _, ok := e.cat.Lookup(s.Name); ok {
@@ -65,9 +82,17 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 
 // defineView binds and wires a view's dataflow and backfills it from its inputs' rows.
 func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
+	var ttl int64
 	for _, o := range s.Options {
-		if !knownViewOptions[o.Key] {
-			return nil, s.ErrorAtPos(o.Pos, "unknown view option '%s'", o.Key)
+		switch o.Key {
+		case "state.ttl":
+			d, err := parseDuration(o.Value)
+			if err != nil {
+				return nil, s.ErrorAtPos(o.Pos, "state.ttl: %s", err)
+			}
+			ttl = d
+		default:
+			return nil, s.ErrorAtPos(o.Pos, "unknown view option '%s' (known: state.ttl)", o.Key)
 		}
 	}
 	bd := e.binder(s, nil)
@@ -87,7 +112,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
 	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true, TimeCol: -1}
-	sources, err := plan.Build(node, v.store, plan.BuildOptions{Late: func(table string) window.LateSink {
+	sources, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
 	}})
 	if err != nil {

@@ -75,8 +75,12 @@ type HashAgg struct {
 	WindowEnd int
 	// EmitOnClose emits each group once, when it is complete, instead of on every change.
 	EmitOnClose bool
-	Out         Output
-	started     bool
+	// TTL, when > 0, drops a group (retracting its row) once the watermark passes the
+	// watermark that followed its last change by more than TTL ms: state for unbounded keys stays
+	// bounded, at the price of forgetting idle keys (results change, as with Flink's TTL).
+	TTL     int64
+	Out     Output
+	started bool
 
 	groups  map[string]int32
 	intKeys map[int64]int32
@@ -89,6 +93,9 @@ type HashAgg struct {
 	mark    []bool
 	free    []int32
 	byEnd   map[int64][]int32
+	seen    []int64 // TTL: the watermark at each group's last change
+	recent  []int32 // TTL: groups changed since the last watermark
+	swept   int64
 }
 
 var _ Operator = (*HashAgg)(nil)
@@ -158,8 +165,46 @@ func (h *HashAgg) fire(w int64) error {
 	for _, e := range ends {
 		delete(h.byEnd, e)
 	}
+	h.release(done)
+	return nil
+}
+
+// expire drops the groups idle for longer than TTL at watermark w, retracting their rows.
+func (h *HashAgg) expire(w int64) error {
+	h.swept = w
+	var gone []int32
+	for g, seen := range h.seen {
+		if h.keyRows[g] != nil && seen != NoWatermark && seen+h.TTL < w {
+			gone = append(gone, int32(g))
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if !h.Batch && !h.EmitOnClose {
+		if err := h.Out.EmitBatch(h.rows(h.live(gone), -1)); err != nil {
+			return err
+		}
+	}
+	if h.Windowed {
+		for end, gs := range h.byEnd {
+			keep := gs[:0]
+			for _, g := range gs {
+				if h.seen[g]+h.TTL >= w {
+					keep = append(keep, g)
+				}
+			}
+			h.byEnd[end] = keep
+		}
+	}
+	h.release(gone)
+	return nil
+}
+
+// release frees groups: their keys leave the maps and their slots are reused.
+func (h *HashAgg) release(gs []int32) {
 	var kb []byte
-	for _, g := range done {
+	for _, g := range gs {
 		key := h.keyRows[g]
 		kb = kb[:0]
 		for _, v := range key {
@@ -173,9 +218,11 @@ func (h *HashAgg) fire(w int64) error {
 		}
 		h.keyRows[g] = nil
 		h.counts[g] = 0
+		if g < int32(len(h.seen)) {
+			h.seen[g] = NoWatermark
+		}
 		h.free = append(h.free, g)
 	}
-	return nil
 }
 
 // Push implements Operator.
@@ -195,6 +242,20 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	case MsgWatermark:
 		if h.Windowed {
 			if err := h.fire(m.Watermark); err != nil {
+				return err
+			}
+		}
+		if h.TTL > 0 {
+			for len(h.seen) < len(h.counts) {
+				h.seen = append(h.seen, NoWatermark)
+			}
+			for _, g := range h.recent {
+				h.seen[g] = m.Watermark
+			}
+			h.recent = h.recent[:0]
+		}
+		if h.TTL > 0 && len(h.Keys) > 0 && m.Watermark-h.swept >= h.TTL/8 {
+			if err := h.expire(m.Watermark); err != nil {
 				return err
 			}
 		}
@@ -233,6 +294,9 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	}
 	for i := 0; i < b.N; i++ {
 		h.counts[h.gids[i]] += b.Weight(i)
+	}
+	if h.TTL > 0 {
+		h.recent = append(h.recent, h.gids...)
 	}
 	for i, a := range h.accs {
 		var col arrow.Array

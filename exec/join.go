@@ -37,7 +37,11 @@ type HashJoin struct {
 	Batch               bool
 	// Interval, when set, makes this an interval join (see IntervalSpec).
 	Interval *IntervalSpec
-	Out      Output
+	// TTL, when > 0, forgets a kept row once the watermark passes the watermark at its
+	// arrival by more than TTL ms (results already emitted stay; later matches are lost).
+	TTL   int64
+	swept int64
+	Out   Output
 
 	sides [2]*joinSide
 	ended [2]bool
@@ -68,6 +72,8 @@ type joinSide struct {
 	matches []int64
 	free    []int32
 	expiry  []int64 // interval joins: when the entry can be freed
+	seen    []int64 // TTL: the watermark that followed the entry's last change
+	recent  []int32 // TTL: entries changed since the last watermark
 }
 
 func newJoinSide() *joinSide {
@@ -94,6 +100,17 @@ func (j *HashJoin) Push(port int, m Msg) error {
 		if j.Interval != nil {
 			if err := j.expire(w); err != nil {
 				return err
+			}
+		}
+		if j.TTL > 0 {
+			for _, s := range j.sides {
+				for _, e := range s.recent {
+					s.seen[e] = w
+				}
+				s.recent = s.recent[:0]
+			}
+			if w != NoWatermark && w-j.swept >= j.TTL/8 {
+				j.forget(w)
 			}
 		}
 		return j.Out.Emit(Msg{Kind: MsgWatermark, Watermark: w})
@@ -167,6 +184,18 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 		ts = j.RightT
 	}
 	return Take(b, keep, ts)
+}
+
+// forget drops the kept rows idle for longer than TTL at watermark w.
+func (j *HashJoin) forget(w int64) {
+	j.swept = w
+	for _, s := range j.sides {
+		for e, r := range s.rows {
+			if r != nil && s.seen[e] != NoWatermark && s.seen[e]+j.TTL < w {
+				s.remove(int32(e), s.vals[e], s.keys[e])
+			}
+		}
+	}
 }
 
 // expire frees the rows no future row can match and pads the unmatched ones of outer sides.
@@ -296,6 +325,9 @@ func (j *HashJoin) process(side int, b *Batch) error {
 			e = me.add(string(vb), rowKeys[i], row, matchOf[i], j.expiryOf(side, b, i))
 		}
 		me.w[e] += w
+		if j.TTL > 0 {
+			me.recent = append(me.recent, e)
+		}
 		if j.preserved(side) && !j.deferPadding() && me.matches[e] == 0 {
 			padRows = append(padRows, row)
 			padW = append(padW, w)
@@ -323,7 +355,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 	if n := len(s.free); n > 0 {
 		e = s.free[n-1]
 		s.free = s.free[:n-1]
-		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e] = row, 0, matches, expiry, key, val
+		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e], s.seen[e] = row, 0, matches, expiry, key, val, NoWatermark
 	} else {
 		e = int32(len(s.rows))
 		s.rows = append(s.rows, row)
@@ -332,6 +364,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 		s.expiry = append(s.expiry, expiry)
 		s.keys = append(s.keys, key)
 		s.vals = append(s.vals, val)
+		s.seen = append(s.seen, NoWatermark)
 	}
 	s.index[val] = e
 	s.buckets[key] = append(s.buckets[key], e)

@@ -25,6 +25,9 @@ type BuildOptions struct {
 	Batch bool
 	// Late receives the late rows of windowed operators reading table.
 	Late func(table string) window.LateSink
+	// TTL (ms, 0: none) bounds the state of non-windowed aggregates and regular joins
+	// ('state.ttl'): keys idle for longer, by event time, are dropped.
+	TTL int64
 }
 
 // Build instantiates fresh operators for a plan, sending its output to sink. It returns the
@@ -57,6 +60,9 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Aggregate:
 		in := x.Input.Schema()
 		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Out: out}
+		if x.Window == nil {
+			h.TTL = bd.opt.TTL
+		}
 		for i := 0; i < x.NumKeys; i++ {
 			h.Keys = append(h.Keys, i)
 		}
@@ -79,6 +85,9 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Join:
 		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
 			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Out: out}
+		if x.Interval == nil {
+			j.TTL = bd.opt.TTL
+		}
 		if x.Interval != nil && !bd.opt.Batch {
 			spec := *x.Interval
 			for side, n := range []Node{x.Left, x.Right} {
