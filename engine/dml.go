@@ -58,25 +58,13 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist {
 		return nil, s.ErrorAtPos(s.Pos, "only INSERT INTO t [(columns)] VALUES ... | SELECT ... is supported")
 	}
-	// Target columns: the list given, or all.
-	target := make([]int, 0, len(t.cols))
-	if len(n.Columns) == 0 {
-		for i := range t.cols {
-			target = append(target, i)
-		}
-	} else {
-		seen := map[int]bool{}
-		for _, c := range n.Columns {
-			i := t.colIndex(c.Name.O)
-			if i < 0 {
-				return nil, s.ErrorAt(c.Name.O, "unknown column %s in table %s", c.Name.O, t.name)
-			}
-			if seen[i] {
-				return nil, s.ErrorAt(c.Name.O, "column %s is listed twice", c.Name.O)
-			}
-			seen[i] = true
-			target = append(target, i)
-		}
+	names := make([]string, len(n.Columns))
+	for i, c := range n.Columns {
+		names[i] = c.Name.O
+	}
+	target, err := t.targetColumns(s, names)
+	if err != nil {
+		return nil, err
 	}
 	var b *exec.Batch
 	if n.Select != nil {
@@ -86,6 +74,89 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := e.insertBatch(t, b); err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: int64(b.N)}, nil
+}
+
+// targetColumns resolves an INSERT's column list (all columns when empty).
+func (t *tableObj) targetColumns(s *sql.Stmt, names []string) ([]int, error) {
+	target := make([]int, 0, len(t.cols))
+	if len(names) == 0 {
+		for i := range t.cols {
+			target = append(target, i)
+		}
+		return target, nil
+	}
+	seen := map[int]bool{}
+	for _, name := range names {
+		i := t.colIndex(name)
+		if i < 0 {
+			return nil, s.ErrorAt(name, "unknown column %s in table %s", name, t.name)
+		}
+		if seen[i] {
+			return nil, s.ErrorAt(name, "column %s is listed twice", name)
+		}
+		seen[i] = true
+		target = append(target, i)
+	}
+	return target, nil
+}
+
+// insertLiterals runs the parser's fast path: INSERT ... VALUES of plain literals.
+func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
+	t, ok := e.tables[strings.ToLower(s.Name)]
+	if !ok {
+		ref := &ast.TableRefsClause{TableRefs: &ast.Join{Left: &ast.TableSource{Source: &ast.TableName{Name: ast.NewCIStr(s.Name)}}}}
+		_, err := e.targetTable(s, ref)
+		return nil, err
+	}
+	target, err := t.targetColumns(s, s.Columns)
+	if err != nil {
+		return nil, err
+	}
+	builders := make([]*exec.Builder, len(t.cols))
+	for i, c := range t.cols {
+		builders[i] = exec.NewBuilder(c.Type, len(s.Rows))
+	}
+	given := make([]bool, len(t.cols))
+	for _, i := range target {
+		given[i] = true
+	}
+	param := 0
+	for r, row := range s.Rows {
+		if len(row) != len(target) {
+			return nil, s.ErrorAtPos(s.LitPos(row[0]), "row %d has %d values, %d expected", r+1, len(row), len(target))
+		}
+		for k, l := range row {
+			col := target[k]
+			var x exec.Expr
+			if l.Kind == sql.LitParam {
+				x, err = plan.ParamConst(args[param])
+				param++
+			} else {
+				x, err = plan.LiteralConst(l)
+			}
+			if err != nil {
+				return nil, s.ErrorAtPos(s.LitPos(l), "column %s: %s", t.cols[col].Name, err)
+			}
+			v, err := constValue(x, t.cols[col].Type)
+			if err != nil {
+				return nil, s.ErrorAtPos(s.LitPos(l), "column %s: %s", t.cols[col].Name, err)
+			}
+			builders[col].Append(v)
+		}
+		for i := range t.cols {
+			if !given[i] {
+				builders[i].Append(nil)
+			}
+		}
+	}
+	b := &exec.Batch{N: len(s.Rows), Cols: make([]arrow.Array, len(t.cols))}
+	for i, bl := range builders {
+		b.Cols[i] = bl.Finish()
 	}
 	if err := e.insertBatch(t, b); err != nil {
 		return nil, err
@@ -220,18 +291,30 @@ func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
 	}
 	prevW := t.wm.W
 	t.wm.Set(after)
-	added := ch.Added()
-	if before != nil {
-		if ch.Kept != nil {
-			kept := make([]int64, len(ch.Kept))
-			for i, k := range ch.Kept {
-				kept[i] = before[k]
-			}
-			before = kept
+	// Views see every version in acceptance order: rows superseded by a later row with the
+	// same key in this statement arrive inserted and retracted (an upsert each), so a
+	// temporal join keeps them as versions while aggregates net them out.
+	removed := ch.Deleted
+	if ch.Kept != nil {
+		kept := make([]bool, b.N)
+		for _, k := range ch.Kept {
+			kept[k] = true
 		}
-		added = &exec.Batch{Cols: added.Cols, N: added.N, WM: before}
+		var gone []int32
+		for i, k := range kept {
+			if !k {
+				gone = append(gone, int32(i))
+			}
+		}
+		superseded := exec.Take(&exec.Batch{Cols: b.Cols, N: b.N}, gone, t.types())
+		if removed == nil {
+			removed = superseded
+		} else {
+			removed = exec.Concat([]*exec.Batch{removed, superseded}, t.types())
+		}
 	}
-	return e.feed(t, ch.Deleted, added, prevW)
+	added := &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
+	return e.feed(t, removed, added, prevW)
 }
 
 func (e *Engine) commit(ch *table.Change) error {

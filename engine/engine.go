@@ -126,14 +126,14 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 	}
 	nparams := 0
 	for _, s := range stmts {
-		nparams += numberParams(s.Node)
+		nparams += numberParams(s.Node) + s.Params
 	}
 	if nparams != len(args) {
 		return nil, fmt.Errorf("statement has %d placeholder(s) but %d argument(s) were given", nparams, len(args))
 	}
 	var res *Result
 	for _, s := range stmts {
-		n := numberParams(s.Node)
+		n := numberParams(s.Node) + s.Params
 		if res, err = e.execOne(ctx, s, args[:n]); err != nil {
 			return nil, err
 		}
@@ -150,7 +150,7 @@ func NumInput(text string) (int, error) {
 	}
 	n := 0
 	for _, s := range stmts {
-		n += numberParams(s.Node)
+		n += numberParams(s.Node) + s.Params
 	}
 	return n, nil
 }
@@ -169,6 +169,8 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (*Result,
 		return e.createTable(s)
 	case sql.KindCreateView:
 		return e.createView(s)
+	case sql.KindInsertValues:
+		return e.insertLiterals(s, args)
 	case sql.KindDropView:
 		return e.dropView(s.Name, s.IfExists, s)
 	case sql.KindFlush, sql.KindCheckpoint:

@@ -631,25 +631,91 @@ func literal(v *test_driver.ValueExpr) (exec.Expr, error) {
 	case []byte:
 		return &exec.Const{V: string(x), T: types.TVarchar}, nil
 	case *test_driver.MyDecimal:
-		s := x.String()
-		scale := 0
-		if i := strings.IndexByte(s, '.'); i >= 0 {
-			scale = len(s) - i - 1
-		}
-		digits := len(strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(s, "-"), ".", ""), "0"))
-		if digits > types.MaxDecimalPrecision || scale > types.MaxDecimalPrecision {
-			f, _ := strconv.ParseFloat(s, 64)
-			return &exec.Const{V: f, T: types.TDouble}, nil
-		}
-		p := max(digits, scale, 1)
-		t := types.DecimalOf(p, scale)
-		d, err := types.ParseDecimal(s, int8(types.MaxDecimalPrecision), int8(scale))
-		if err != nil {
-			return nil, err
-		}
-		return &exec.Const{V: d, T: t}, nil
+		return decimalLiteral(x.String())
 	}
 	return nil, fmt.Errorf("unsupported literal %v", v.GetValue())
+}
+
+// ParamConst converts a placeholder argument to a constant.
+func ParamConst(v any) (exec.Expr, error) {
+	x, err := constOfGo(v, nil, nil)
+	return x, err
+}
+
+// LiteralConst converts a literal of the parser's INSERT fast path to a constant, typed as
+// the same literal is in any other statement.
+func LiteralConst(l sql.Literal) (exec.Expr, error) {
+	neg := func(x exec.Expr) exec.Expr {
+		c := x.(*exec.Const)
+		switch v := c.V.(type) {
+		case int64:
+			c.V = -v
+		case float64:
+			c.V = -v
+		}
+		return c
+	}
+	switch l.Kind {
+	case sql.LitNull:
+		return &exec.Const{T: types.TNull}, nil
+	case sql.LitBool:
+		return &exec.Const{V: l.Bool, T: types.TBool}, nil
+	case sql.LitString:
+		return &exec.Const{V: l.Text, T: types.TVarchar}, nil
+	case sql.LitTimestamp:
+		ts, err := types.ParseTimestamp(l.Text)
+		return &exec.Const{V: ts, T: types.TTimestamp}, err
+	case sql.LitDate:
+		d, err := types.ParseDate(l.Text)
+		return &exec.Const{V: d, T: types.TDate}, err
+	case sql.LitInt:
+		v, err := strconv.ParseInt(l.Text, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid integer %s", l.Text)
+		}
+		if l.Neg {
+			v = -v
+		}
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			return &exec.Const{V: v, T: types.TInt}, nil
+		}
+		return &exec.Const{V: v, T: types.TBigInt}, nil
+	case sql.LitFloat:
+		f, err := strconv.ParseFloat(l.Text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid number %s", l.Text)
+		}
+		if l.Neg {
+			f = -f
+		}
+		return &exec.Const{V: f, T: types.TDouble}, nil
+	case sql.LitDecimal:
+		x, err := decimalLiteral(l.Text)
+		if err != nil || !l.Neg {
+			return x, err
+		}
+		return neg(x), nil
+	}
+	return nil, fmt.Errorf("unsupported literal")
+}
+
+// decimalLiteral types a literal with a decimal point as DECIMAL(p,s) when it fits, else DOUBLE.
+func decimalLiteral(s string) (exec.Expr, error) {
+	scale := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		scale = len(s) - i - 1
+	}
+	digits := len(strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(s, "-"), ".", ""), "0"))
+	if digits > types.MaxDecimalPrecision || scale > types.MaxDecimalPrecision {
+		f, err := strconv.ParseFloat(s, 64)
+		return &exec.Const{V: f, T: types.TDouble}, err
+	}
+	p := max(digits, scale, 1)
+	d, err := types.ParseDecimal(s, int8(types.MaxDecimalPrecision), int8(scale))
+	if err != nil {
+		return nil, err
+	}
+	return &exec.Const{V: d, T: types.DecimalOf(p, scale)}, nil
 }
 
 // constOfGo converts a placeholder argument to a constant.
@@ -659,8 +725,28 @@ func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
 		return &exec.Const{T: types.TNull}, nil
 	case int64:
 		return &exec.Const{V: x, T: types.TBigInt}, nil
+	case int:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
 	case int32:
 		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case int16:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case int8:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case uint8:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case uint16:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case uint32:
+		return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+	case uint64:
+		if x <= math.MaxInt64 {
+			return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+		}
+	case uint:
+		if uint64(x) <= math.MaxInt64 {
+			return &exec.Const{V: int64(x), T: types.TBigInt}, nil
+		}
 	case float64:
 		return &exec.Const{V: x, T: types.TDouble}, nil
 	case float32:
@@ -673,6 +759,9 @@ func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
 		return &exec.Const{V: string(x), T: types.TVarchar}, nil
 	case time.Time:
 		return &exec.Const{V: x.UnixMilli(), T: types.TTimestamp}, nil
+	}
+	if b == nil {
+		return nil, fmt.Errorf("unsupported placeholder value of type %T", v)
 	}
 	return nil, b.errAt(n, "unsupported placeholder value of type %T", v)
 }

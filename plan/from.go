@@ -580,6 +580,9 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 			return nil, nil, b.errAt(tn.AsOf.TsExpr, "FOR SYSTEM_TIME AS OF takes a TIMESTAMP column of the left side (its event time) or PROCTIME()")
 		}
 		node.LeftTime = r.Idx
+		if b.Streaming && !hasEventTime(left, r.Idx) {
+			return nil, nil, b.errAt(tn.AsOf.TsExpr, "FOR SYSTEM_TIME AS OF %s needs an event-time column: the left side's table must declare WATERMARK FOR it", lcols[r.Idx].Name)
+		}
 	}
 	both := append(append([]Col{}, lcols...), rcols...)
 	var residual []exec.Expr
@@ -735,4 +738,25 @@ func (b *Binder) intervalSpec(conds []ast.ExprNode, lcols, rcols []Col) *exec.In
 		return nil
 	}
 	return &exec.IntervalSpec{LeftTime: cur.lc, RightTime: cur.rc, Lo: cur.lo, Hi: cur.hi}
+}
+
+// hasEventTime reports whether column col of n is the WATERMARK column of the table n
+// reads (through filters and column-preserving projections).
+func hasEventTime(n Node, col int) bool {
+	for {
+		switch x := n.(type) {
+		case *Scan:
+			return x.Rel.TimeCol == col
+		case *Filter:
+			n = x.Input
+		case *Project:
+			r, ok := x.Exprs[col].(*exec.ColRef)
+			if !ok {
+				return false
+			}
+			n, col = x.Input, r.Idx
+		default:
+			return false
+		}
+	}
 }

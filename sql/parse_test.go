@@ -443,7 +443,7 @@ func TestTiDBPassThrough(t *testing.T) {
 		{"SELECT a FROM t INTERSECT SELECT a FROM u EXCEPT SELECT a FROM w", &ast.SetOprStmt{}},
 		{"SELECT a, ROW_NUMBER() OVER (PARTITION BY b ORDER BY c) FROM t", &ast.SelectStmt{}},
 		{"SELECT * FROM (SELECT a FROM t) AS s WHERE a IN (SELECT a FROM u)", &ast.SelectStmt{}},
-		{"INSERT INTO t VALUES (1, 'a', TIMESTAMP '2024-01-01 00:00:01.500'), (2, ?, NULL)", &ast.InsertStmt{}},
+		{"INSERT INTO t VALUES (1, 'a', lower('X'))", &ast.InsertStmt{}},
 		{"INSERT INTO t SELECT * FROM u", &ast.InsertStmt{}},
 		{"UPDATE t SET a = a + 1 WHERE k = 'x'", &ast.UpdateStmt{}},
 		{"DELETE FROM t WHERE k = 'x'", &ast.DeleteStmt{}},
@@ -458,6 +458,20 @@ func TestTiDBPassThrough(t *testing.T) {
 		if s.Kind != KindTiDB || reflect.TypeOf(s.Node) != reflect.TypeOf(c.node) {
 			t.Errorf("%s: kind %v node %T", c.q, s.Kind, s.Node)
 		}
+	}
+	// INSERT of plain literals takes the fast path.
+	fast := parseOne(t, "INSERT INTO t (a, b, c) VALUES (1, 'a', TIMESTAMP '2024-01-01 00:00:01.500'), (-2.5, ?, NULL), (1e3, TRUE, DATE '2024-01-01')")
+	if fast.Kind != KindInsertValues || fast.Name != "t" || len(fast.Columns) != 3 || len(fast.Rows) != 3 || fast.Params != 1 {
+		t.Fatalf("fast path: %+v", fast)
+	}
+	kinds := []LitKind{LitInt, LitString, LitTimestamp, LitDecimal, LitParam, LitNull, LitFloat, LitBool, LitDate}
+	for i, k := range kinds {
+		if l := fast.Rows[i/3][i%3]; l.Kind != k {
+			t.Errorf("literal %d: kind %v, want %v", i, l.Kind, k)
+		}
+	}
+	if l := fast.Rows[1][0]; !l.Neg || l.Text != "2.5" {
+		t.Errorf("negative decimal: %+v", l)
 	}
 	// DESCRIBE t wraps a ShowStmt.
 	if ex := parseOne(t, "DESCRIBE t").Node.(*ast.ExplainStmt); reflect.TypeOf(ex.Stmt) != reflect.TypeOf(&ast.ShowStmt{}) {

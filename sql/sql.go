@@ -32,19 +32,20 @@ type Pos struct{ Line, Col int }
 type Kind int
 
 const (
-	KindTiDB        Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
-	KindCreateTable             // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
-	KindCreateView              // CREATE MATERIALIZED VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Options, EmitOnClose
-	KindDropView                // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists
-	KindCreateSink              // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
-	KindDropSink                // DROP SINK [IF EXISTS] name: Name, IfExists
-	KindSubscribe               // SUBSCRIBE [TO] name [WITH (...)]: Name, Options
-	KindFlush                   // FLUSH
-	KindCheckpoint              // CHECKPOINT
-	KindBackup                  // BACKUP TO 'dir': Path
-	KindSet                     // SET 'k' = 'v' | SET k = v | SET k TO v: Options (exactly one)
-	KindShowViews               // SHOW [MATERIALIZED] VIEWS
-	KindShowSinks               // SHOW SINKS
+	KindTiDB         Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
+	KindCreateTable              // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
+	KindCreateView               // CREATE MATERIALIZED VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Options, EmitOnClose
+	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists
+	KindCreateSink               // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
+	KindDropSink                 // DROP SINK [IF EXISTS] name: Name, IfExists
+	KindSubscribe                // SUBSCRIBE [TO] name [WITH (...)]: Name, Options
+	KindFlush                    // FLUSH
+	KindCheckpoint               // CHECKPOINT
+	KindBackup                   // BACKUP TO 'dir': Path
+	KindSet                      // SET 'k' = 'v' | SET k = v | SET k TO v: Options (exactly one)
+	KindShowViews                // SHOW [MATERIALIZED] VIEWS
+	KindShowSinks                // SHOW SINKS
+	KindInsertValues             // INSERT INTO Name [(Columns)] VALUES Rows of plain literals (no Node: the fast path)
 )
 
 // Option is one `k = v` of a WITH (...) list or a SET. Key is unquoted and
@@ -98,6 +99,9 @@ type Stmt struct {
 	Options          []Option
 	Watermark        *Watermark
 	Windows          map[string]*WindowTVF // carrier table name (ast.TableName.Name.O) -> the TVF it stands for
+	Columns          []string              // KindInsertValues: the column list, if given
+	Rows             [][]Literal           // KindInsertValues: the rows
+	Params           int                   // KindInsertValues: the number of ? among Rows
 	Pos              Pos                   // position of the statement's first token
 
 	src  string  // the whole text given to Parse

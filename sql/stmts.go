@@ -50,6 +50,7 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 		st.Kind, err = KindShowViews, r.end(3, "SHOW MATERIALIZED VIEWS")
 	case w(0).is("SHOW") && w(1).is("SINKS"):
 		st.Kind, err = KindShowSinks, r.end(2, "SHOW SINKS")
+	case fastInsert(st, toks):
 	default:
 		st.Kind = KindTiDB
 		err = r.tidbRange(st, 0, len(toks))

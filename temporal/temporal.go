@@ -114,7 +114,17 @@ func (j *Join) addVersions(b *exec.Batch) {
 			}
 		}
 	}
-	times := exec.Int64s(b.Cols[j.RightTime])
+	var times []int64
+	if j.RightTime >= 0 {
+		times = exec.Int64s(b.Cols[j.RightTime])
+	} else {
+		// A PROCTIME lookup needs no version times: versions are kept in arrival order.
+		times = make([]int64, b.N)
+		for i := range times {
+			times[i] = int64(j.seq)
+			j.seq++
+		}
+	}
 	for i := 0; i < b.N; i++ {
 		k, ok := j.key(b, j.RightKeys, i)
 		if !ok {
