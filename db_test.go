@@ -1175,3 +1175,140 @@ func TestDBSubscribeChangelogMatchesView(t *testing.T) {
 		}
 	}
 }
+
+// Append converts other Arrow timestamp units to milliseconds (rounding toward the past), and
+// DATE64 and smaller integer types to the table's types.
+func TestDBAppendOtherArrowUnits(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE u (k INT, ts TIMESTAMP(3), d DATE)")
+	mem := memory.NewGoAllocator()
+	want := time.Date(2024, 6, 1, 12, 0, 0, 123e6, time.UTC)
+	for _, unit := range []arrow.TimeUnit{arrow.Second, arrow.Millisecond, arrow.Microsecond, arrow.Nanosecond} {
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "k", Type: arrow.PrimitiveTypes.Int16},
+			{Name: "ts", Type: &arrow.TimestampType{Unit: unit, TimeZone: "UTC"}},
+			{Name: "d", Type: arrow.FixedWidthTypes.Date64},
+		}, nil)
+		b := array.NewRecordBuilder(mem, schema)
+		b.Field(0).(*array.Int16Builder).Append(int16(unit))
+		v, err := arrow.TimestampFromTime(want, unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Field(1).(*array.TimestampBuilder).Append(v)
+		b.Field(2).(*array.Date64Builder).Append(arrow.Date64FromTime(want))
+		rec := b.NewRecordBatch()
+		if err := db.Append(context.Background(), "u", rec); err != nil {
+			t.Errorf("unit %s: %v", unit, err)
+		}
+		rec.Release()
+		b.Release()
+	}
+	got := queryStrings(t, db, "SELECT k, ts, d FROM u ORDER BY k")
+	wantRows := []string{
+		"0|2024-06-01 12:00:00.000|2024-06-01 00:00:00.000",
+		"1|2024-06-01 12:00:00.123|2024-06-01 00:00:00.000",
+		"2|2024-06-01 12:00:00.123|2024-06-01 00:00:00.000",
+		"3|2024-06-01 12:00:00.123|2024-06-01 00:00:00.000",
+	}
+	if !reflect.DeepEqual(got, wantRows) {
+		t.Fatalf("got %v, want %v", got, wantRows)
+	}
+}
+
+// INSERT ... VALUES of plain literals takes a fast path that skips the SQL parser; any value
+// must give the same stored value (or the same refusal) as the general path, which a
+// non-literal in another row forces.
+func TestDBInsertFastPathMatchesGeneralPath(t *testing.T) {
+	cases := map[string][]string{
+		"BIGINT": {"0", "-0", "007", "+5", "- 5", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+			"99999999999999999999", "1.5", "-1.5", "2.5", "1e3", "'12'", "' 12 '", "TRUE", "NULL", "'x'"},
+		"INT":     {"2147483647", "2147483648", "-2147483648", "-2147483649", "1.9", "'3'", "1e2"},
+		"DOUBLE":  {"1.5", "1e308", "1e309", "-0.0", "3", "'2.5'", ".5", "5.", "-1E-3", "9223372036854775807"},
+		"DECIMAL(10,2)": {"1.005", "1.015", "-1.005", "12345678.99", "123456789.99", "-0.01", "1e2", "3", "'4.5'",
+			"0.001", "99999999.995"},
+		"VARCHAR": {"'it''s'", "''", `'back\\slash'`, `'a\nb'`, `'a\'b'`, `"dq"`, "'é'", "12", "1.50", "TRUE", "DATE '2024-01-01'"},
+		"BOOLEAN": {"TRUE", "false", "1", "0", "2", "'true'", "'no'", "NULL"},
+		"DATE": {"DATE '2024-02-29'", "DATE '2023-02-29'", "'2024-01-01'", "TIMESTAMP '2024-01-01 10:00:00'",
+			"DATE '2024-1-5'", "DATE '0001-01-01'", "DATE '2024-01-01 '"},
+		"TIMESTAMP(3)": {"TIMESTAMP '2024-01-01 00:00:00.1234'", "TIMESTAMP '2024-01-01 00:00:00.1235'", "TIMESTAMP '2024-01-01'",
+			"'2024-01-01 00:00:00'", "TIMESTAMP '2024-13-01 00:00:00'", "DATE '2024-01-01'", "TIMESTAMP '2024-01-01T10:00:00'",
+			"TIMESTAMP '2024-01-01 24:00:00'", "TIMESTAMP '1969-12-31 23:59:59.999'", "TIMESTAMP '2024-01-01 00:00:00.5'"},
+	}
+	db := openT(t, "")
+	n := 0
+	for typ, lits := range cases {
+		for _, lit := range lits {
+			n++
+			fast, slow := fmt.Sprintf("f%d", n), fmt.Sprintf("s%d", n)
+			mustExec(t, db, fmt.Sprintf("CREATE TABLE %s (id BIGINT, x %s)", fast, typ))
+			mustExec(t, db, fmt.Sprintf("CREATE TABLE %s (id BIGINT, x %s)", slow, typ))
+			_, errF := db.Exec(fmt.Sprintf("INSERT INTO %s VALUES (1, %s)", fast, lit))
+			_, errS := db.Exec(fmt.Sprintf("INSERT INTO %s VALUES (1, %s), (0 + 2, NULL)", slow, lit))
+			if (errF == nil) != (errS == nil) {
+				t.Errorf("%s %s: fast path error %v, general path error %v", typ, lit, errF, errS)
+				continue
+			}
+			if errF != nil {
+				continue
+			}
+			gf := queryStrings(t, db, fmt.Sprintf("SELECT x FROM %s WHERE id = 1", fast))
+			gs := queryStrings(t, db, fmt.Sprintf("SELECT x FROM %s WHERE id = 1", slow))
+			if !reflect.DeepEqual(gf, gs) {
+				t.Errorf("%s %s: fast path stored %v, general path %v", typ, lit, gf, gs)
+			}
+		}
+	}
+}
+
+// DROP and re-CREATE under the same names survive a reopen: dropped rows and views do not
+// come back, and the new definitions are the ones restored.
+func TestDBReopenAfterDropAndRecreate(t *testing.T) {
+	dir := t.TempDir()
+	db, err := streamsql.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, "CREATE TABLE a (x BIGINT)")
+	mustExec(t, db, "INSERT INTO a VALUES (1), (2), (3)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT COUNT(*) AS n FROM a")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW w AS SELECT SUM(x) AS s FROM a")
+	mustExec(t, db, "DROP MATERIALIZED VIEW v")
+	mustExec(t, db, "DROP MATERIALIZED VIEW w")
+	mustExec(t, db, "DROP TABLE a")
+	mustExec(t, db, "CREATE TABLE a (y VARCHAR, x BIGINT)")
+	mustExec(t, db, "INSERT INTO a VALUES ('p', 10)")
+	mustExec(t, db, "CREATE TABLE b (x BIGINT)")
+	mustExec(t, db, "INSERT INTO b VALUES (100)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT SUM(x) AS total FROM b")
+	mustExec(t, db, "INSERT INTO a VALUES ('q', 20)")
+	mustExec(t, db, "INSERT INTO b VALUES (200)")
+	check := func(db *streamsql.DB, when string) {
+		t.Helper()
+		mustExec(t, db, "FLUSH")
+		if got := queryStrings(t, db, "SELECT y, x FROM a ORDER BY x"); !reflect.DeepEqual(got, []string{"p|10", "q|20"}) {
+			t.Errorf("%s: a = %v", when, got)
+		}
+		if got := queryStrings(t, db, "SELECT total FROM v"); !reflect.DeepEqual(got, []string{"300"}) {
+			t.Errorf("%s: v = %v", when, got)
+		}
+		if _, err := db.Query("SELECT * FROM w"); err == nil {
+			t.Errorf("%s: dropped view w is back", when)
+		}
+		if got := queryStrings(t, db, "SHOW TABLES"); !reflect.DeepEqual(sortedCopy(got), []string{"a", "b"}) {
+			t.Errorf("%s: SHOW TABLES = %v", when, got)
+		}
+	}
+	check(db, "before reopen")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2 := openT(t, dir)
+	check(db2, "after reopen")
+	// And the view keeps following b after the reopen.
+	mustExec(t, db2, "INSERT INTO b VALUES (1)")
+	mustExec(t, db2, "FLUSH")
+	if got := queryStrings(t, db2, "SELECT total FROM v"); !reflect.DeepEqual(got, []string{"301"}) {
+		t.Errorf("after reopen and insert: v = %v", got)
+	}
+}

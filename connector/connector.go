@@ -44,7 +44,7 @@ func (realClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Source generates the rows of a table. Offsets count rows from 0; a source is deterministic
-// for its options: the rows after Seek(n) are exactly rows n, n+1, ... of a fresh run, so the
+// for its options: the rows after SeekTo(n) are exactly rows n, n+1, ... of a fresh run, so the
 // engine can store the offset atomically with the rows and resume exactly once after a crash.
 // A Source is used by one goroutine at a time.
 type Source interface {
@@ -52,10 +52,10 @@ type Source interface {
 	// (physical representation, exec.Batch with W and WM nil), blocking (via Clock) to honour
 	// a rate limit; io.EOF after 'events.max' rows; ctx cancellation returns ctx.Err().
 	Next(ctx context.Context, max int) (*exec.Batch, error)
-	// Seek positions the source so that the next row returned is row offset. Offsets past
-	// the last row of a bounded source are an error; Seek to exactly the end is allowed and
-	// the next Next returns io.EOF. Seek restarts the rate limiter's schedule.
-	Seek(offset int64) error
+	// SeekTo positions the source so that the next row returned is row offset. Offsets past
+	// the last row of a bounded source are an error; SeekTo to exactly the end is allowed and
+	// the next Next returns io.EOF. SeekTo restarts the rate limiter's schedule.
+	SeekTo(offset int64) error
 	// Offset is the number of the next row Next will return.
 	Offset() int64
 }
@@ -129,7 +129,7 @@ var _ Source = (*source)(nil)
 
 func (s *source) Offset() int64 { return s.off }
 
-func (s *source) Seek(offset int64) error {
+func (s *source) SeekTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("connector: cannot seek to negative offset %d", offset)
 	}

@@ -143,11 +143,11 @@ func TestDatagenSeek(t *testing.T) {
 	all := drain(t, mustOpen(t, opts, cols), cols, -1, fixed(1000))
 	for i, n := range []int{0, 1, 999, 2999, 3000} {
 		s := mustOpen(t, opts, cols)
-		if err := s.Seek(int64(n)); err != nil {
+		if err := s.SeekTo(int64(n)); err != nil {
 			t.Fatal(err)
 		}
 		if got, want := format(drain(t, s, cols, -1, randomSizes(t, int64(i))), cols), format(all[n:], cols); got != want {
-			t.Fatalf("rows after Seek(%d) differ from a fresh run's", n)
+			t.Fatalf("rows after SeekTo(%d) differ from a fresh run's", n)
 		}
 	}
 }

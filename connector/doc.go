@@ -4,12 +4,12 @@
 //
 // A Source numbers its rows from 0 and is a pure function of its options and the table's
 // columns: row n is computed from (seed, n) alone, with a counter-based hash rather than a
-// shared random stream, so Seek(n) costs O(1) and no state other than the offset needs saving.
+// shared random stream, so SeekTo(n) costs O(1) and no state other than the offset needs saving.
 //
-// Invariant: for fixed options and columns, the rows returned after Seek(n) are exactly rows
+// Invariant: for fixed options and columns, the rows returned after SeekTo(n) are exactly rows
 // n, n+1, ... of a fresh run, whatever the batch sizes asked of Next and whatever the clock
 // says. The engine stores Offset() atomically with the rows it ingested and, after a crash,
-// Seeks there to resume exactly once. The single documented exception is a datagen
+// seeks there to resume exactly once. The single documented exception is a datagen
 // TIMESTAMP column with 'fields.<col>.mode' = 'now', which reads the Clock.
 //
 // Time is injected (a Clock): rate limiting sleeps through it, so tests advance a fake clock

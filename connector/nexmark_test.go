@@ -79,23 +79,23 @@ func TestNexmarkSeek(t *testing.T) {
 		all := drain(t, mustOpen(t, opts, cols), cols, -1, fixed(1024))
 		for i, n := range []int{0, 1, 45, 46, 47, 299, len(all) - 1, len(all)} {
 			s := mustOpen(t, opts, cols)
-			if err := s.Seek(int64(n)); err != nil {
-				t.Fatalf("Seek(%d): %v", n, err)
+			if err := s.SeekTo(int64(n)); err != nil {
+				t.Fatalf("SeekTo(%d): %v", n, err)
 			}
 			if s.Offset() != int64(n) {
-				t.Fatalf("Offset after Seek(%d) = %d", n, s.Offset())
+				t.Fatalf("Offset after SeekTo(%d) = %d", n, s.Offset())
 			}
 			rest := drain(t, s, cols, -1, randomSizes(t, int64(i)))
 			if got, want := format(rest, cols), format(all[n:], cols); got != want {
-				t.Fatalf("%s: rows after Seek(%d) differ from a fresh run's", k.name, n)
+				t.Fatalf("%s: rows after SeekTo(%d) differ from a fresh run's", k.name, n)
 			}
 		}
 		s := mustOpen(t, opts, cols)
-		if err := s.Seek(int64(len(all) + 1)); err == nil {
+		if err := s.SeekTo(int64(len(all) + 1)); err == nil {
 			t.Errorf("%s: Seek past the end succeeded", k.name)
 		}
-		if err := s.Seek(-1); err == nil {
-			t.Errorf("%s: Seek(-1) succeeded", k.name)
+		if err := s.SeekTo(-1); err == nil {
+			t.Errorf("%s: SeekTo(-1) succeeded", k.name)
 		}
 	}
 }
@@ -243,7 +243,7 @@ func TestNexmarkEventsMaxIsTotalOverKinds(t *testing.T) {
 		t.Fatalf("54 events hold %d bids, want 46", len(rows))
 	}
 	// Seek to the end is allowed and reads EOF.
-	if err := s.Seek(46); err != nil {
+	if err := s.SeekTo(46); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Next(context.Background(), 1); !errors.Is(err, io.EOF) {

@@ -121,7 +121,7 @@ func TestRateLimitNexmark(t *testing.T) {
 	}
 }
 
-// Seek restarts the schedule: after a restart the source does not burst to catch up with
+// SeekTo restarts the schedule: after a restart the source does not burst to catch up with
 // time that passed while it was down.
 func TestRateLimitSeekRestartsSchedule(t *testing.T) {
 	clock := newFakeClock()
@@ -135,7 +135,7 @@ func TestRateLimitSeekRestartsSchedule(t *testing.T) {
 		t.Fatalf("first Next = %d rows", b.N)
 	}
 	clock.Advance(time.Hour)
-	if err := s.Seek(5); err != nil {
+	if err := s.SeekTo(5); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := s.Next(ctx, 100); b.N != 1 {

@@ -268,8 +268,16 @@ func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, tar
 	return exec.RowsToBatch(full, t.types()), nil
 }
 
+// batchWriter is the part of a store batch a write may add to.
+type batchWriter interface{ PutMeta(name string, v []byte) }
+
 // insertBatch validates, stores durably, and then feeds the table's views.
 func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
+	return e.insertBatchWith(t, b, nil)
+}
+
+// insertBatchWith is insertBatch with extra writes (a source offset) in the same commit.
+func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWriter)) error {
 	if b.N == 0 {
 		return nil
 	}
@@ -286,7 +294,7 @@ func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
 		before, after = t.wm.Advance(vals)
 	}
 	ch := t.data.Insert(b)
-	if err := e.commit(ch); err != nil {
+	if err := e.commit(ch, extra); err != nil {
 		return err
 	}
 	prevW := t.wm.W
@@ -317,12 +325,15 @@ func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
 	return e.feed(t, removed, added, prevW)
 }
 
-func (e *Engine) commit(ch *table.Change) error {
+func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
 	wb := e.store.NewBatch()
 	apply, err := ch.Write(wb)
 	if err != nil {
 		wb.Discard()
 		return err
+	}
+	if extra != nil {
+		extra(wb)
 	}
 	if err := e.store.Commit(wb); err != nil {
 		return fmt.Errorf("commit: %w", err)
@@ -399,7 +410,7 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 	if ch.Deleted == nil {
 		return &Result{}, nil
 	}
-	if err := e.commit(ch); err != nil {
+	if err := e.commit(ch, nil); err != nil {
 		return nil, err
 	}
 	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil, t.wm.W)
@@ -497,7 +508,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 		before, after = t.wm.Advance(vals)
 	}
 	ch.Replace(nb)
-	if err := e.commit(ch); err != nil {
+	if err := e.commit(ch, nil); err != nil {
 		return nil, err
 	}
 	prevW := t.wm.W

@@ -11,6 +11,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
@@ -25,6 +26,8 @@ type Options struct {
 	// NoSync commits writes without a WAL sync: faster, but a crash may lose the last
 	// acknowledged statements (never corrupts).
 	NoSync bool
+	// Clock paces rate-limited connectors; nil is the real clock.
+	Clock connector.Clock
 }
 
 // Column describes a result column.
@@ -53,6 +56,7 @@ type Engine struct {
 	views  map[string]*viewObj
 	late   []lateRow
 	closed bool
+	clock  connector.Clock
 }
 
 // Open opens or creates the database at opts.Path and restores every table and view.
@@ -61,7 +65,10 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}}
+	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock}
+	if e.clock == nil {
+		e.clock = connector.RealClock()
+	}
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
@@ -70,6 +77,17 @@ func Open(opts Options) (*Engine, error) {
 		if err := e.restore(ent); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("restoring %s %s: %w", ent.Kind, ent.Name, err)
+		}
+	}
+	// Connectors resume only once every view is wired, so none misses a row.
+	for _, t := range e.tables {
+		if _, ok := t.options["connector"]; ok {
+			src, err := e.openSource(t)
+			if err != nil {
+				e.Close()
+				return nil, fmt.Errorf("restoring the connector of %s: %w", t.name, err)
+			}
+			e.startFeeder(t, src)
 		}
 	}
 	return e, nil
@@ -103,6 +121,17 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 
 // Close closes the database. It is idempotent.
 func (e *Engine) Close() error {
+	e.mu.Lock()
+	var feeders []*feeder
+	for _, t := range e.tables {
+		if t.feeder != nil {
+			feeders = append(feeders, t.feeder)
+		}
+	}
+	e.mu.Unlock()
+	for _, f := range feeders {
+		f.stop()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -39,7 +39,7 @@ var systemTables = map[string]systemTable{
 	},
 	"system.views": {
 		name: "system.views",
-		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "rows", Type: types.TBigInt},
+		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "row_count", Type: types.TBigInt},
 			{Name: "late_rows", Type: types.TBigInt}, {Name: "emit", Type: types.TVarchar}, {Name: "definition", Type: types.TVarchar}},
 		rows: func(e *Engine) [][]any {
 			var out [][]any
@@ -49,6 +49,21 @@ var systemTables = map[string]systemTable{
 					emit = "ON WINDOW CLOSE"
 				}
 				out = append(out, []any{v.name, v.store.count(), v.lateCount, emit, v.entry.SQL})
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
+			return out
+		},
+	},
+	"system.sources": {
+		name: "system.sources",
+		cols: []catalog.Column{{Name: "table_name", Type: types.TVarchar}, {Name: "connector", Type: types.TVarchar},
+			{Name: "position", Type: types.TBigInt}, {Name: "row_count", Type: types.TBigInt}, {Name: "status", Type: types.TVarchar}},
+		rows: func(e *Engine) [][]any {
+			var out [][]any
+			for _, t := range e.tables {
+				if t.feeder != nil {
+					out = append(out, []any{t.name, t.options["connector"], t.feeder.offset, int64(t.data.Rows()), t.feeder.status()})
+				}
 			}
 			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
 			return out

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
@@ -30,6 +31,7 @@ type tableObj struct {
 	wm        *watermark.Generator
 	listeners []*listener
 	rel       *plan.Relation
+	feeder    *feeder
 }
 
 // listener is a dataflow input fed with a relation's changes.
@@ -45,8 +47,6 @@ func (t *tableObj) types() []types.T {
 	}
 	return ts
 }
-
-var knownTableOptions = map[string]bool{"connector": true}
 
 func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	n := s.Node.(*ast.CreateTableStmt)
@@ -68,12 +68,23 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 		e.cat.Forget(name)
 		return nil, err
 	}
+	var src connector.Source
+	if _, ok := t.options["connector"]; ok {
+		if src, err = e.openSource(t); err != nil {
+			wb.Discard()
+			e.cat.Forget(name)
+			delete(e.tables, strings.ToLower(name))
+			return nil, s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+		}
+	}
 	if err := e.store.Commit(wb); err != nil {
 		e.cat.Forget(name)
 		delete(e.tables, strings.ToLower(name))
 		return nil, err
 	}
-	_ = t
+	if src != nil {
+		e.startFeeder(t, src)
+	}
 	return &Result{}, nil
 }
 
@@ -128,13 +139,10 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		}
 	}
 	for _, o := range s.Options {
-		if !knownTableOptions[o.Key] && !strings.HasPrefix(o.Key, "watermark.") {
-			return nil, s.ErrorAtPos(o.Pos, "unknown table option '%s'", o.Key)
-		}
 		t.options[o.Key] = o.Value
 	}
-	if c, ok := t.options["connector"]; ok {
-		return nil, s.ErrorAtPos(s.Options[0].Pos, "connector '%s' is not supported yet", c)
+	if _, ok := t.options["connector"]; !ok && len(s.Options) > 0 {
+		return nil, s.ErrorAtPos(s.Options[0].Pos, "table option '%s' needs a connector (WITH (connector = 'nexmark' | 'datagen', ...))", s.Options[0].Key)
 	}
 	if w := s.Watermark; w != nil {
 		idx := t.colIndex(w.Column)
@@ -244,6 +252,11 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 		}
 		if len(t.listeners) > 0 {
 			return nil, s.ErrorAt(name, "cannot drop table %s: materialized view %s reads it", name, t.listeners[0].view.name)
+		}
+		if t.feeder != nil {
+			e.mu.Unlock()
+			t.feeder.stop()
+			e.mu.Lock()
 		}
 		wb := e.store.NewBatch()
 		e.cat.Remove(wb, name)
