@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -132,6 +133,10 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 		}
 		for k, l := range row {
 			col := target[k]
+			if v, ok := directValue(l, t.cols[col].Type); ok {
+				builders[col].Append(v)
+				continue
+			}
 			var x exec.Expr
 			if l.Kind == sql.LitParam {
 				x, err = plan.ParamConst(args[param])
@@ -201,6 +206,29 @@ func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]
 		b.Cols[i] = bl.Finish()
 	}
 	return b, nil
+}
+
+// directValue converts the commonest literal/column pairs of a bulk INSERT without building
+// a constant expression; ok is false for everything else.
+func directValue(l sql.Literal, t types.T) (any, bool) {
+	switch {
+	case l.Kind == sql.LitNull:
+		return nil, true
+	case l.Kind == sql.LitString && t.Kind == types.Varchar:
+		return l.Text, true
+	case l.Kind == sql.LitTimestamp && t.Kind == types.Timestamp:
+		v, err := types.ParseTimestamp(l.Text)
+		return v, err == nil
+	case l.Kind == sql.LitInt && t.Kind == types.BigInt:
+		v, err := strconv.ParseInt(l.Text, 10, 64)
+		if l.Neg {
+			v = -v
+		}
+		return v, err == nil
+	case l.Kind == sql.LitBool && t.Kind == types.Bool:
+		return l.Bool, true
+	}
+	return nil, false
 }
 
 // constValue evaluates a bound constant expression as a value of type t (implicit cast).

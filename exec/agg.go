@@ -84,6 +84,7 @@ type HashAgg struct {
 
 	groups  map[string]int32
 	intKeys map[int64]int32
+	arrKeys map[[4]int64]int32
 	keyRows [][]any
 	counts  []int64
 	accs    []accumulator
@@ -103,6 +104,7 @@ var _ Operator = (*HashAgg)(nil)
 func (h *HashAgg) init() {
 	h.groups = map[string]int32{}
 	h.intKeys = map[int64]int32{}
+	h.arrKeys = map[[4]int64]int32{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
 		h.accs[i] = newAccumulator(a, h.Retract)
@@ -203,19 +205,8 @@ func (h *HashAgg) expire(w int64) error {
 
 // release frees groups: their keys leave the maps and their slots are reused.
 func (h *HashAgg) release(gs []int32) {
-	var kb []byte
 	for _, g := range gs {
-		key := h.keyRows[g]
-		kb = kb[:0]
-		for _, v := range key {
-			kb = AppendValueKey(kb, v)
-		}
-		delete(h.groups, string(kb))
-		if len(h.Keys) == 1 {
-			if v, ok := key[0].(int64); ok {
-				delete(h.intKeys, v)
-			}
-		}
+		h.forget(h.keyRows[g])
 		h.keyRows[g] = nil
 		h.counts[g] = 0
 		if g < int32(len(h.seen)) {
@@ -387,6 +378,21 @@ func (h *HashAgg) live(gs []int32) []int32 {
 	return out
 }
 
+// intKeyed reports whether the keys are 1 to 4 int64 columns: such a key without NULLs is
+// looked up by value (intKeys for one column, arrKeys for several) instead of as an encoded
+// string. A key with a NULL always takes the string map, so each key has one home.
+func (h *HashAgg) intKeyed() bool {
+	if len(h.Keys) == 0 || len(h.Keys) > 4 {
+		return false
+	}
+	for _, t := range h.KeyT {
+		if t.Phys() != types.PhysInt64 {
+			return false
+		}
+	}
+	return true
+}
+
 // assign computes the group of every row into h.gids, creating groups.
 func (h *HashAgg) assign(b *Batch) {
 	h.gids = h.gids[:0]
@@ -396,42 +402,98 @@ func (h *HashAgg) assign(b *Batch) {
 		}
 		return
 	}
-	if len(h.Keys) == 1 && h.KeyT[0].Phys() == types.PhysInt64 && b.Cols[h.Keys[0]].NullN() == 0 {
-		vals := Int64s(b.Cols[h.Keys[0]])
-		for _, v := range vals[:b.N] {
-			g, ok := h.intKeys[v]
+	if h.intKeyed() {
+		cols := make([][]int64, len(h.Keys))
+		nulls := false
+		for k, c := range h.Keys {
+			cols[k] = Int64s(b.Cols[c])
+			nulls = nulls || b.Cols[c].NullN() > 0
+		}
+		for i := 0; i < b.N; i++ {
+			if nulls && h.rowHasNull(b, i) {
+				h.gids = append(h.gids, h.stringGroup(b, i))
+				continue
+			}
+			if len(cols) == 1 {
+				v := cols[0][i]
+				g, ok := h.intKeys[v]
+				if !ok {
+					g = h.newGroup([]any{v})
+					h.intKeys[v] = g
+				}
+				h.gids = append(h.gids, g)
+				continue
+			}
+			var key [4]int64
+			for k, c := range cols {
+				key[k] = c[i]
+			}
+			g, ok := h.arrKeys[key]
 			if !ok {
-				g = h.newGroup([]any{v})
-				h.intKeys[v] = g
+				row := make([]any, len(cols))
+				for k := range cols {
+					row[k] = key[k]
+				}
+				g = h.newGroup(row)
+				h.arrKeys[key] = g
 			}
 			h.gids = append(h.gids, g)
 		}
 		return
 	}
 	for i := 0; i < b.N; i++ {
-		h.keyBuf = RowKey(h.keyBuf[:0], b, h.Keys, i)
-		var g int32
-		var ok bool
-		if len(h.Keys) == 1 && h.KeyT[0].Phys() == types.PhysInt64 && !b.Cols[h.Keys[0]].IsNull(i) {
-			v := Int64s(b.Cols[h.Keys[0]])[i]
-			g, ok = h.intKeys[v]
-			if !ok {
-				g = h.newGroup([]any{v})
-				h.intKeys[v] = g
-			}
-		} else {
-			g, ok = h.groups[string(h.keyBuf)]
-			if !ok {
-				key := make([]any, len(h.Keys))
-				for k, c := range h.Keys {
-					key[k] = Value(b.Cols[c], i)
-				}
-				g = h.newGroup(key)
-				h.groups[string(h.keyBuf)] = g
-			}
-		}
-		h.gids = append(h.gids, g)
+		h.gids = append(h.gids, h.stringGroup(b, i))
 	}
+}
+
+func (h *HashAgg) rowHasNull(b *Batch, i int) bool {
+	for _, c := range h.Keys {
+		if b.Cols[c].IsNull(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// stringGroup finds or creates the group of row i by its encoded key.
+func (h *HashAgg) stringGroup(b *Batch, i int) int32 {
+	h.keyBuf = RowKey(h.keyBuf[:0], b, h.Keys, i)
+	g, ok := h.groups[string(h.keyBuf)]
+	if !ok {
+		key := make([]any, len(h.Keys))
+		for k, c := range h.Keys {
+			key[k] = Value(b.Cols[c], i)
+		}
+		g = h.newGroup(key)
+		h.groups[string(h.keyBuf)] = g
+	}
+	return g
+}
+
+// forget removes a group's key from the map that holds it.
+func (h *HashAgg) forget(key []any) {
+	if h.intKeyed() {
+		var arr [4]int64
+		null := false
+		for k, v := range key {
+			x, ok := v.(int64)
+			null = null || !ok
+			arr[k] = x
+		}
+		if !null {
+			if len(key) == 1 {
+				delete(h.intKeys, arr[0])
+			} else {
+				delete(h.arrKeys, arr)
+			}
+			return
+		}
+	}
+	var kb []byte
+	for _, v := range key {
+		kb = AppendValueKey(kb, v)
+	}
+	delete(h.groups, string(kb))
 }
 
 // rows builds the output rows of groups gs with weight w.

@@ -37,14 +37,43 @@ func (f *Filter) Push(_ int, m Msg) error {
 	return f.Out.EmitBatch(Take(b, sel, f.Types))
 }
 
-// SelectTrue returns the indices of the rows of a boolean array that are TRUE.
+// SelectTrue returns the indices of the rows of a boolean array that are TRUE. It reads the
+// value and validity bitmaps a byte at a time.
 func SelectTrue(a arrow.Array) []int32 {
 	bs := a.(*array.Boolean)
-	sel := make([]int32, 0, bs.Len())
-	for i := 0; i < bs.Len(); i++ {
-		if bs.IsValid(i) && bs.Value(i) {
+	n := bs.Len()
+	sel := make([]int32, 0, n)
+	vals := bs.Data().Buffers()[1].Bytes()
+	var valid []byte
+	if bs.NullN() > 0 {
+		valid = bs.NullBitmapBytes()
+	}
+	off := bs.Data().Offset()
+	for i := 0; i < n; {
+		bit := off + i
+		if bit&7 == 0 && i+8 <= n {
+			v := vals[bit>>3]
+			if valid != nil {
+				v &= valid[bit>>3]
+			}
+			switch v {
+			case 0:
+			case 0xff:
+				sel = append(sel, int32(i), int32(i+1), int32(i+2), int32(i+3), int32(i+4), int32(i+5), int32(i+6), int32(i+7))
+			default:
+				for k := 0; k < 8; k++ {
+					if v&(1<<k) != 0 {
+						sel = append(sel, int32(i+k))
+					}
+				}
+			}
+			i += 8
+			continue
+		}
+		if vals[bit>>3]&(1<<(bit&7)) != 0 && (valid == nil || valid[bit>>3]&(1<<(bit&7)) != 0) {
 			sel = append(sel, int32(i))
 		}
+		i++
 	}
 	return sel
 }

@@ -231,6 +231,9 @@ var timestampLayouts = []string{
 // are truncated.
 func ParseTimestamp(s string) (int64, error) {
 	s = strings.TrimSpace(s)
+	if ms, ok := parseTimestampFast(s); ok {
+		return ms, nil
+	}
 	for _, l := range timestampLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t.UnixMilli(), nil
@@ -305,4 +308,84 @@ func Display(v any, t T) string {
 		return x
 	}
 	return fmt.Sprint(v)
+}
+
+// parseTimestampFast reads the canonical "YYYY-MM-DD HH:MM:SS[.fff]" form without the time
+// package's layout machinery (bulk INSERTs are full of them).
+func parseTimestampFast(s string) (int64, bool) {
+	if len(s) != 19 && (len(s) < 21 || len(s) > 29 || s[19] != '.') {
+		return 0, false
+	}
+	num := func(a, b int) (int, bool) {
+		n := 0
+		for i := a; i < b; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	if s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return 0, false
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 7)
+	d, ok3 := num(8, 10)
+	h, ok4 := num(11, 13)
+	mi, ok5 := num(14, 16)
+	se, ok6 := num(17, 19)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || se > 59 {
+		return 0, false
+	}
+	ms := 0
+	if len(s) > 19 {
+		frac := s[20:]
+		if len(frac) > 3 {
+			frac = frac[:3]
+		}
+		f, ok := num(20, 20+len(frac))
+		if !ok {
+			return 0, false
+		}
+		for k := len(frac); k < 3; k++ {
+			f *= 10
+		}
+		if _, ok := num(20, len(s)); !ok {
+			return 0, false
+		}
+		ms = f
+	}
+	days := daysFromCivil(y, mo, d)
+	return ((days*24+int64(h))*60+int64(mi))*60_000 + int64(se)*1000 + int64(ms), true
+}
+
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-m-d (proleptic Gregorian).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
