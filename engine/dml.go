@@ -321,7 +321,10 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWri
 		}
 		before, after = t.wm.Advance(vals)
 	}
-	ch := t.data.Insert(b)
+	ch, err := t.data.Insert(b)
+	if err != nil {
+		return err
+	}
 	if err := e.commit(ch, extra); err != nil {
 		return err
 	}
@@ -445,10 +448,10 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 }
 
 // rowPredicate binds a WHERE over a table and returns the per-segment row selector.
-func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (func(*table.Segment) ([]bool, error), error) {
+func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (func(*exec.Batch) ([]bool, error), error) {
 	if where == nil {
-		return func(seg *table.Segment) ([]bool, error) {
-			m := make([]bool, seg.Batch.N)
+		return func(b *exec.Batch) ([]bool, error) {
+			m := make([]bool, b.N)
 			for i := range m {
 				m[i] = true
 			}
@@ -460,12 +463,12 @@ func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args
 	if err != nil {
 		return nil, err
 	}
-	return func(seg *table.Segment) ([]bool, error) {
-		a, err := pred.Eval(seg.Batch)
+	return func(b *exec.Batch) ([]bool, error) {
+		a, err := pred.Eval(b)
 		if err != nil {
 			return nil, err
 		}
-		m := make([]bool, seg.Batch.N)
+		m := make([]bool, b.N)
 		for _, i := range exec.SelectTrue(a) {
 			m[i] = true
 		}

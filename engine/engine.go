@@ -107,7 +107,7 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		if err != nil {
 			return err
 		}
-		if err := t.data.Load(e.store); err != nil {
+		if err := t.data.Load(); err != nil {
 			return err
 		}
 		t.restoreWatermark()

@@ -201,7 +201,10 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 		if next == nil {
 			break
 		}
-		b := next.segs[0].Batch
+		b, err := next.t.data.Batch(next.segs[0])
+		if err != nil {
+			return err
+		}
 		next.segs = next.segs[1:]
 		if next.t.wmExpr != nil {
 			vals, err := next.t.wmValues(b)

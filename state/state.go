@@ -199,3 +199,13 @@ func (s *Sequence) Observe(n uint64) {
 		s.next = n + 1
 	}
 }
+
+// Segment reads segment seq of table id.
+func (s *Store) Segment(table, seq uint64) ([]byte, error) {
+	val, closer, err := s.db.Get(segmentKey(table, seq))
+	if err != nil {
+		return nil, fmt.Errorf("segment %d/%d: %w", table, seq, err)
+	}
+	defer closer.Close()
+	return bytes.Clone(val), nil
+}

@@ -1,6 +1,8 @@
 // Package table holds the stored rows of one table: an ordered list of segments (Arrow
-// batches in the engine's physical representation) kept in memory and persisted as Arrow IPC
-// in the state store, plus the primary-key index of upsert tables.
+// batches in the engine's physical representation) persisted as Arrow IPC in the state
+// store, plus the primary-key index of upsert tables. Decoded segments are kept in memory up
+// to a byte budget (the most recently used first); the rest are read back from the store
+// when a scan or a write needs them, so a table can be larger than memory.
 //
 // Invariant: segments are in acceptance order (segment seq order, rows in order within a
 // segment; seqs come from the store-wide Sequence, so they also order segments across
@@ -10,6 +12,7 @@ package table
 
 import (
 	"bytes"
+	"container/list"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -21,10 +24,16 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// CacheBytes is how many bytes of decoded segments a table keeps in memory.
+var CacheBytes int64 = 64 << 20
+
 // Segment is a batch of stored rows (all weights +1).
 type Segment struct {
 	Seq   uint64
-	Batch *exec.Batch
+	N     int
+	size  int64
+	batch *exec.Batch   // nil when not in memory
+	lru   *list.Element // position in the table's cache, when in memory
 }
 
 type rowRef struct {
@@ -38,16 +47,19 @@ type Table struct {
 	Types []types.T
 	Names []string
 	// PK lists the primary key columns; empty for an append table.
-	PK    []int
-	segs  []*Segment
-	seq   *state.Sequence
-	index map[string]rowRef
-	rows  int
+	PK     []int
+	segs   []*Segment
+	seq    *state.Sequence
+	store  *state.Store
+	index  map[string]rowRef
+	rows   int
+	cache  *list.List // of *Segment, most recently used at the front
+	cached int64
 }
 
-// New returns an empty table.
-func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence) *Table {
-	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq}
+// New returns an empty table stored in store.
+func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence, store *state.Store) *Table {
+	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq, store: store, cache: list.New()}
 	if len(pk) > 0 {
 		t.index = map[string]rowRef{}
 	}
@@ -55,17 +67,18 @@ func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence)
 }
 
 // Load reads the table's segments from the store.
-func (t *Table) Load(s *state.Store) error {
-	return s.Segments(t.ID, func(seq uint64, v []byte) error {
+func (t *Table) Load() error {
+	return t.store.Segments(t.ID, func(seq uint64, v []byte) error {
 		b, err := t.decode(bytes.Clone(v))
 		if err != nil {
 			return fmt.Errorf("table segment %d/%d: %w", t.ID, seq, err)
 		}
-		seg := &Segment{Seq: seq, Batch: b}
+		seg := &Segment{Seq: seq, N: b.N, size: int64(len(v))}
 		t.segs = append(t.segs, seg)
 		t.rows += b.N
 		t.seq.Observe(seq)
-		t.indexSegment(seg)
+		t.indexRows(seg, b)
+		t.keep(seg, b)
 		return nil
 	})
 }
@@ -75,6 +88,49 @@ func (t *Table) Rows() int { return t.rows }
 
 // Segments returns the stored segments in acceptance order. The caller must not modify them.
 func (t *Table) Segments() []*Segment { return t.segs }
+
+// Batch returns a segment's rows, reading them from the store if they are not in memory.
+func (t *Table) Batch(s *Segment) (*exec.Batch, error) {
+	if s.batch != nil {
+		t.cache.MoveToFront(s.lru)
+		return s.batch, nil
+	}
+	v, err := t.store.Segment(t.ID, s.Seq)
+	if err != nil {
+		return nil, err
+	}
+	b, err := t.decode(v)
+	if err != nil {
+		return nil, fmt.Errorf("table segment %d/%d: %w", t.ID, s.Seq, err)
+	}
+	t.keep(s, b)
+	return b, nil
+}
+
+// keep puts a decoded segment in the cache and evicts the least recently used beyond the
+// budget.
+func (t *Table) keep(s *Segment, b *exec.Batch) {
+	if s.batch != nil {
+		t.cached -= s.size
+		t.cache.Remove(s.lru)
+	}
+	s.batch = b
+	s.lru = t.cache.PushFront(s)
+	t.cached += s.size
+	for t.cached > CacheBytes && t.cache.Len() > 1 {
+		old := t.cache.Remove(t.cache.Back()).(*Segment)
+		old.batch, old.lru = nil, nil
+		t.cached -= old.size
+	}
+}
+
+func (t *Table) drop(s *Segment) {
+	if s.batch != nil {
+		t.cache.Remove(s.lru)
+		t.cached -= s.size
+		s.batch, s.lru = nil, nil
+	}
+}
 
 // Scan calls fn with the stored rows in acceptance order, in batches of up to maxRows (small
 // segments are coalesced).
@@ -90,17 +146,21 @@ func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
 		return fn(b)
 	}
 	for _, s := range t.segs {
-		if s.Batch.N >= maxRows/4 {
+		b, err := t.Batch(s)
+		if err != nil {
+			return err
+		}
+		if b.N >= maxRows/4 {
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := fn(s.Batch); err != nil {
+			if err := fn(b); err != nil {
 				return err
 			}
 			continue
 		}
-		pending = append(pending, s.Batch)
-		n += s.Batch.N
+		pending = append(pending, b)
+		n += b.N
 		if n >= maxRows {
 			if err := flush(); err != nil {
 				return err
@@ -120,7 +180,7 @@ func (t *Table) KeyOf(b *exec.Batch, i int) string {
 }
 
 // Change is the effect of a write: the rows removed (old versions, deleted rows) and the
-// rows added, to be applied to the store with Apply and sent to views.
+// rows added, to be applied to the store with Write and sent to views.
 type Change struct {
 	table *Table
 	added *exec.Batch
@@ -128,7 +188,8 @@ type Change struct {
 	// by a later row with the same key in the same batch; nil when all were kept.
 	Kept    []int32
 	removed map[*Segment][]bool // per segment, rows to drop
-	Deleted *exec.Batch         // the removed rows, in acceptance order
+	old     map[*Segment]*exec.Batch
+	Deleted *exec.Batch // the removed rows, in acceptance order
 }
 
 // Added returns the rows the change adds (nil if none).
@@ -136,10 +197,10 @@ func (c *Change) Added() *exec.Batch { return c.added }
 
 // Insert prepares the insertion of rows b. In an upsert table a row whose key is stored
 // replaces it, and of several rows with one key in b the last wins.
-func (t *Table) Insert(b *exec.Batch) *Change {
-	c := &Change{table: t, added: b, removed: map[*Segment][]bool{}}
+func (t *Table) Insert(b *exec.Batch) (*Change, error) {
+	c := &Change{table: t, added: b, removed: map[*Segment][]bool{}, old: map[*Segment]*exec.Batch{}}
 	if t.index == nil || b.N == 0 {
-		return c
+		return c, nil
 	}
 	last := make(map[string]int, b.N)
 	for i := 0; i < b.N; i++ {
@@ -157,24 +218,32 @@ func (t *Table) Insert(b *exec.Batch) *Change {
 	}
 	for k := range last {
 		if ref, ok := t.index[k]; ok {
-			c.mark(ref.seg, ref.row)
+			if err := c.mark(ref.seg, ref.row); err != nil {
+				return nil, err
+			}
 		}
 	}
 	c.collectDeleted()
-	return c
+	return c, nil
 }
 
 // Delete prepares the removal of the rows for which drop reports true.
-func (t *Table) Delete(drop func(seg *Segment) ([]bool, error)) (*Change, error) {
-	c := &Change{table: t, removed: map[*Segment][]bool{}}
+func (t *Table) Delete(drop func(b *exec.Batch) ([]bool, error)) (*Change, error) {
+	c := &Change{table: t, removed: map[*Segment][]bool{}, old: map[*Segment]*exec.Batch{}}
 	for _, s := range t.segs {
-		d, err := drop(s)
+		b, err := t.Batch(s)
+		if err != nil {
+			return nil, err
+		}
+		d, err := drop(b)
 		if err != nil {
 			return nil, err
 		}
 		for i, x := range d {
 			if x {
-				c.mark(s, i)
+				if err := c.mark(s, i); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -186,13 +255,19 @@ func (t *Table) Delete(drop func(seg *Segment) ([]bool, error)) (*Change, error)
 // new version, as an upsert would).
 func (c *Change) Replace(b *exec.Batch) { c.added = b }
 
-func (c *Change) mark(s *Segment, row int) {
+func (c *Change) mark(s *Segment, row int) error {
 	m := c.removed[s]
 	if m == nil {
-		m = make([]bool, s.Batch.N)
+		b, err := c.table.Batch(s)
+		if err != nil {
+			return err
+		}
+		m = make([]bool, s.N)
 		c.removed[s] = m
+		c.old[s] = b
 	}
 	m[row] = true
+	return nil
 }
 
 func (c *Change) collectDeleted() {
@@ -208,19 +283,21 @@ func (c *Change) collectDeleted() {
 				idx = append(idx, int32(i))
 			}
 		}
-		parts = append(parts, exec.Take(s.Batch, idx, c.table.Types))
+		parts = append(parts, exec.Take(c.old[s], idx, c.table.Types))
 	}
 	if len(parts) > 0 {
 		c.Deleted = exec.Concat(parts, c.table.Types)
 	}
 }
 
-// Write adds the change's writes to batch wb; the in-memory table is untouched until Apply.
+// Write adds the change's writes to batch wb and returns the function that applies the
+// change to the table once wb has committed; the table is untouched until then.
 func (c *Change) Write(wb *state.Batch) (func(), error) {
 	t := c.table
 	type rewrite struct {
-		seg  *Segment
-		keep *exec.Batch
+		seg       *Segment
+		old, keep *exec.Batch
+		size      int64
 	}
 	var rewrites []rewrite
 	for s, m := range c.removed {
@@ -232,44 +309,47 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 		}
 		if len(idx) == 0 {
 			wb.DeleteSegment(t.ID, s.Seq)
-			rewrites = append(rewrites, rewrite{seg: s})
+			rewrites = append(rewrites, rewrite{seg: s, old: c.old[s]})
 			continue
 		}
-		keep := exec.Take(s.Batch, idx, t.Types)
+		keep := exec.Take(c.old[s], idx, t.Types)
 		v, err := t.encode(keep)
 		if err != nil {
 			return nil, err
 		}
 		wb.PutSegment(t.ID, s.Seq, v)
-		rewrites = append(rewrites, rewrite{seg: s, keep: keep})
+		rewrites = append(rewrites, rewrite{seg: s, old: c.old[s], keep: keep, size: int64(len(v))})
 	}
 	var added *Segment
+	var addedBatch *exec.Batch
 	if c.added != nil && c.added.N > 0 {
-		b := &exec.Batch{Cols: c.added.Cols, N: c.added.N}
-		v, err := t.encode(b)
+		addedBatch = &exec.Batch{Cols: c.added.Cols, N: c.added.N}
+		v, err := t.encode(addedBatch)
 		if err != nil {
 			return nil, err
 		}
-		added = &Segment{Seq: t.seq.Next(), Batch: b}
+		added = &Segment{Seq: t.seq.Next(), N: addedBatch.N, size: int64(len(v))}
 		wb.PutSegment(t.ID, added.Seq, v)
 	}
-	// apply runs after the batch commits.
 	apply := func() {
 		for _, r := range rewrites {
-			t.unindexSegment(r.seg)
-			t.rows -= r.seg.Batch.N
+			t.unindexRows(r.seg, r.old)
+			t.rows -= r.seg.N
+			t.drop(r.seg)
 			if r.keep == nil {
 				t.removeSegment(r.seg)
 				continue
 			}
-			r.seg.Batch = r.keep
+			r.seg.N, r.seg.size = r.keep.N, r.size
 			t.rows += r.keep.N
-			t.indexSegment(r.seg)
+			t.indexRows(r.seg, r.keep)
+			t.keep(r.seg, r.keep)
 		}
 		if added != nil {
 			t.segs = append(t.segs, added)
-			t.rows += added.Batch.N
-			t.indexSegment(added)
+			t.rows += added.N
+			t.indexRows(added, addedBatch)
+			t.keep(added, addedBatch)
 		}
 	}
 	return apply, nil
@@ -284,21 +364,21 @@ func (t *Table) removeSegment(s *Segment) {
 	}
 }
 
-func (t *Table) indexSegment(s *Segment) {
+func (t *Table) indexRows(s *Segment, b *exec.Batch) {
 	if t.index == nil {
 		return
 	}
-	for i := 0; i < s.Batch.N; i++ {
-		t.index[t.KeyOf(s.Batch, i)] = rowRef{seg: s, row: i}
+	for i := 0; i < b.N; i++ {
+		t.index[t.KeyOf(b, i)] = rowRef{seg: s, row: i}
 	}
 }
 
-func (t *Table) unindexSegment(s *Segment) {
+func (t *Table) unindexRows(s *Segment, b *exec.Batch) {
 	if t.index == nil {
 		return
 	}
-	for i := 0; i < s.Batch.N; i++ {
-		k := t.KeyOf(s.Batch, i)
+	for i := 0; i < b.N; i++ {
+		k := t.KeyOf(b, i)
 		if ref, ok := t.index[k]; ok && ref.seg == s {
 			delete(t.index, k)
 		}
