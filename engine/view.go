@@ -308,6 +308,7 @@ type viewStore struct {
 	types  []types.T
 	index  map[string]int
 	rows   [][]any
+	keys   []string // each row's encoded key
 	counts []int64
 	kb     []byte
 }
@@ -341,13 +342,15 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 		j, ok := s.index[string(s.kb)]
 		if !ok {
 			j = len(s.rows)
-			s.index[string(s.kb)] = j
+			key := string(s.kb)
+			s.index[key] = j
 			s.rows = append(s.rows, b.Row(i))
+			s.keys = append(s.keys, key)
 			s.counts = append(s.counts, 0)
 		}
 		s.counts[j] += b.Weight(i)
 		if s.counts[j] == 0 {
-			s.remove(j, string(s.kb))
+			s.remove(j)
 		}
 	}
 	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W}
@@ -360,18 +363,14 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 	return nil
 }
 
-func (s *viewStore) remove(j int, key string) {
-	delete(s.index, key)
+func (s *viewStore) remove(j int) {
+	delete(s.index, s.keys[j])
 	last := len(s.rows) - 1
 	if j != last {
-		s.rows[j], s.counts[j] = s.rows[last], s.counts[last]
-		var kb []byte
-		for _, x := range s.rows[j] {
-			kb = exec.AppendValueKey(kb, x)
-		}
-		s.index[string(kb)] = j
+		s.rows[j], s.counts[j], s.keys[j] = s.rows[last], s.counts[last], s.keys[last]
+		s.index[s.keys[j]] = j
 	}
-	s.rows, s.counts = s.rows[:last], s.counts[:last]
+	s.rows, s.counts, s.keys = s.rows[:last], s.counts[:last], s.keys[:last]
 }
 
 // count is the number of rows in the view.

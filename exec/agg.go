@@ -510,11 +510,7 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 		out.Cols = append(out.Cols, bl.Finish())
 	}
 	for i, a := range h.accs {
-		bl := NewBuilder(h.Aggs[i].ResultType(), len(gs))
-		for _, g := range gs {
-			bl.Append(a.result(g))
-		}
-		out.Cols = append(out.Cols, bl.Finish())
+		out.Cols = append(out.Cols, a.column(gs, h.Aggs[i].ResultType()))
 	}
 	if w != 1 {
 		out.W = make([]int64, len(gs))
@@ -531,6 +527,17 @@ type accumulator interface {
 	reset(g int32)
 	update(gids []int32, col arrow.Array, b *Batch) error
 	result(g int32) any
+	// column builds the results of groups gs as an array of type t.
+	column(gs []int32, t types.T) arrow.Array
+}
+
+// resultColumn builds a result column value by value (accumulators without a typed path).
+func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
+	bl := NewBuilder(t, len(gs))
+	for _, g := range gs {
+		bl.Append(a.result(g))
+	}
+	return bl.Finish()
 }
 
 func newAccumulator(a AggSpec, retract bool) accumulator {
@@ -587,6 +594,14 @@ func (c *countAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 
 func (c *countAcc) result(g int32) any { return c.n[g] }
 
+func (c *countAcc) column(gs []int32, _ types.T) arrow.Array {
+	vals := make([]int64, len(gs))
+	for i, g := range gs {
+		vals[i] = c.n[g]
+	}
+	return NewInt64(vals, nil)
+}
+
 func (c *countAcc) reset(g int32) { c.n[g] = 0 }
 
 // intSumAcc sums int64 physical values (integers, decimals) with overflow checks.
@@ -639,6 +654,30 @@ func abs64(v int64) int64 {
 
 func (s *intSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
 
+func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
+	if s.avg {
+		return resultColumn(s, gs, t)
+	}
+	vals := make([]int64, len(gs))
+	var valid []bool
+	for i, g := range gs {
+		if s.n[g] <= 0 {
+			if valid == nil {
+				valid = make([]bool, len(gs))
+				for k := 0; k < i; k++ {
+					valid[k] = true
+				}
+			}
+			continue
+		}
+		if valid != nil {
+			valid[i] = true
+		}
+		vals[i] = s.sum[g]
+	}
+	return NewInt64(vals, valid)
+}
+
 func (s *intSumAcc) result(g int32) any {
 	if s.n[g] <= 0 {
 		return nil
@@ -680,6 +719,8 @@ func (s *floatSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 }
 
 func (s *floatSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+
+func (s *floatSumAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(s, gs, t) }
 
 func (s *floatSumAcc) result(g int32) any {
 	if s.n[g] <= 0 {
@@ -750,6 +791,8 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 
 func (e *extremeAcc) result(g int32) any { return e.val[g] }
 
+func (e *extremeAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(e, gs, t) }
+
 func (e *extremeAcc) reset(g int32) {
 	e.val[g] = nil
 	if e.retract {
@@ -784,6 +827,8 @@ func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 }
 
 func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
+
+func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
 
 func (d *distinctAcc) result(g int32) any {
 	set := d.sets[g]
