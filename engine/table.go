@@ -139,10 +139,23 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		}
 	}
 	for _, o := range s.Options {
+		switch o.Key {
+		case "watermark.idle_timeout", "watermark.max_drift":
+			// Per-partition watermark settings (see package watermark); a table fed by
+			// INSERT or an unpartitioned generator has one partition, so they only validate.
+			if _, err := parseDuration(o.Value); err != nil {
+				return nil, s.ErrorAtPos(o.Pos, "%s: %s", o.Key, err)
+			}
+			continue
+		}
 		t.options[o.Key] = o.Value
 	}
-	if _, ok := t.options["connector"]; !ok && len(s.Options) > 0 {
-		return nil, s.ErrorAtPos(s.Options[0].Pos, "table option '%s' needs a connector (WITH (connector = 'nexmark' | 'datagen', ...))", s.Options[0].Key)
+	if _, ok := t.options["connector"]; !ok && len(t.options) > 0 {
+		for _, o := range s.Options {
+			if _, ok := t.options[o.Key]; ok {
+				return nil, s.ErrorAtPos(o.Pos, "table option '%s' needs a connector (WITH (connector = 'nexmark' | 'datagen', ...))", o.Key)
+			}
+		}
 	}
 	if w := s.Watermark; w != nil {
 		idx := t.colIndex(w.Column)
