@@ -457,8 +457,12 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 			envCrashSeed+"="+strconv.FormatUint(rng.Uint64(), 10), envCrashMode+"="+mode)
 		// One run in five dies at a random instant from process start (maybe while opening
 		// and replaying); the others at a random instant after the child starts inserting.
-		early := rng.IntN(5) == 0
+		// The first run always gets to insert for a while, so there is data to check.
+		early := run > 0 && rng.IntN(5) == 0
 		delay := time.Duration(5+rng.IntN(250)) * time.Millisecond
+		if run == 0 {
+			delay += 50 * time.Millisecond
+		}
 		if !early {
 			select {
 			case l, ok := <-lines:
@@ -522,6 +526,12 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 		t.Fatal("no child was killed: the test did not test anything")
 	}
 
+	if prevStored < 0 && !syncOn {
+		// With sync off a process crash can lose everything not yet flushed by Pebble,
+		// the CREATE TABLE included; then there is nothing to compare.
+		t.Logf("sync off: nothing survived the kills; no views to compare")
+		return
+	}
 	// Compare the crashed database with a clean run and with the model.
 	db, err := streamsql.Open(dir)
 	if err != nil {

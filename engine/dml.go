@@ -257,9 +257,9 @@ func constValue(x exec.Expr, t types.T) (any, error) {
 		if c.T.Kind == types.Int && t.Kind == types.BigInt {
 			return c.V, nil
 		}
-		if c.T.Kind == types.Timestamp && t.Kind == types.Date {
-			// A time.Time placeholder bound to a DATE column: its UTC day.
-			return types.FloorDiv(c.V.(int64), types.MsPerDay), nil
+		if c.T.Kind == types.Timestamp && t.Kind == types.Date && c.V.(int64)%types.MsPerDay == 0 {
+			// A midnight timestamp (a time.Time read from a DATE column) is that date.
+			return c.V.(int64) / types.MsPerDay, nil
 		}
 	}
 	ce, err := exec.Coerce(x, t)
