@@ -105,6 +105,9 @@ func tokenize(text string) ([]token, *Error) {
 		default:
 			t.kind = tkOp
 			i++
+			if !strings.ContainsRune("<>!|&:=-", rune(c)) {
+				break
+			}
 			for _, o := range multiOps {
 				if strings.HasPrefix(text[start:], o) {
 					i = start + len(o)
@@ -126,6 +129,19 @@ func tokenize(text string) ([]token, *Error) {
 // returns its decoded value and the offset after the closing quote. A doubled
 // quote stands for one; backslash escapes apply when esc is set.
 func scanQuoted(text string, i int, q byte, esc bool) (string, int, bool) {
+	// Fast path: no escapes before the closing quote, so the value is a substring.
+	for j := i + 1; j < len(text); j++ {
+		c := text[j]
+		if c == '\\' && esc {
+			break
+		}
+		if c == q {
+			if j+1 < len(text) && text[j+1] == q {
+				break
+			}
+			return text[i+1 : j], j + 1, true
+		}
+	}
 	var b strings.Builder
 	for j := i + 1; j < len(text); j++ {
 		c := text[j]
