@@ -304,21 +304,8 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	return h.emitChanges(old, h.rows(h.live(h.touched), 1))
 }
 
-// emitChanges sends old (retractions) and cur (insertions), cancelling rows that did not
-// change.
+// emitChanges sends old (retractions) and cur (insertions) as one change batch.
 func (h *HashAgg) emitChanges(old, cur *Batch) error {
-	if old != nil && cur != nil && old.N == cur.N {
-		same := true
-		var a, b []byte
-		for i := 0; i < old.N && same; i++ {
-			a = AllKey(a[:0], old, i)
-			b = AllKey(b[:0], cur, i)
-			same = string(a) == string(b)
-		}
-		if same {
-			return nil
-		}
-	}
 	return h.Out.EmitBatch(ConcatChanges(old, cur))
 }
 

@@ -293,13 +293,7 @@ func Concat(bs []*Batch, ts []types.T) *Batch {
 	}
 	out := &Batch{N: n, Cols: make([]arrow.Array, len(ts))}
 	for c, t := range ts {
-		bl := NewBuilder(t, n)
-		for _, b := range bs {
-			for i := 0; i < b.N; i++ {
-				bl.AppendFrom(b.Cols[c], i)
-			}
-		}
-		out.Cols[c] = bl.Finish()
+		out.Cols[c] = concatColumn(bs, c, t, n)
 	}
 	if weighted {
 		out.W = make([]int64, 0, n)
@@ -322,6 +316,44 @@ func Concat(bs []*Batch, ts []types.T) *Batch {
 		}
 	}
 	return out
+}
+
+// concatColumn joins column c of the batches; fixed-width columns are copied as slices.
+func concatColumn(bs []*Batch, c int, t types.T, n int) arrow.Array {
+	nulls := false
+	for _, b := range bs {
+		nulls = nulls || b.Cols[c].NullN() > 0
+	}
+	var valid []bool
+	if nulls {
+		valid = make([]bool, 0, n)
+		for _, b := range bs {
+			for i := 0; i < b.N; i++ {
+				valid = append(valid, b.Cols[c].IsValid(i))
+			}
+		}
+	}
+	switch t.Phys() {
+	case types.PhysInt64:
+		vals := make([]int64, 0, n)
+		for _, b := range bs {
+			vals = append(vals, Int64s(b.Cols[c])[:b.N]...)
+		}
+		return NewInt64(vals, valid)
+	case types.PhysFloat64:
+		vals := make([]float64, 0, n)
+		for _, b := range bs {
+			vals = append(vals, Float64s(b.Cols[c])[:b.N]...)
+		}
+		return NewFloat64(vals, valid)
+	}
+	bl := NewBuilder(t, n)
+	for _, b := range bs {
+		for i := 0; i < b.N; i++ {
+			bl.AppendFrom(b.Cols[c], i)
+		}
+	}
+	return bl.Finish()
 }
 
 // NoWatermark is the watermark before any row: nothing is late against it.

@@ -11,6 +11,8 @@
 package window
 
 import (
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
@@ -80,6 +82,11 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	b := m.Batch
 	tcol := b.Cols[a.TimeCol]
 	ts := exec.Int64s(tcol)
+	if a.Spec.Kind == sql.Tumble && tcol.NullN() == 0 {
+		if out, ok := a.tumble(b, ts); ok {
+			return a.Out.EmitBatch(out)
+		}
+	}
 	var idx []int32
 	var starts, ends []int64
 	for i := 0; i < b.N; i++ {
@@ -115,4 +122,24 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	}
 	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	return a.Out.EmitBatch(out)
+}
+
+// tumble is the fast path of TUMBLE when no row of b is late: one window per row, so the
+// input columns pass through and only the three window columns are computed.
+func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
+	size := a.Spec.Args[0]
+	starts := make([]int64, b.N)
+	ends := make([]int64, b.N)
+	wt := make([]int64, b.N)
+	for i, t := range ts[:b.N] {
+		s := types.FloorDiv(t, size) * size
+		if b.WM != nil && s+size-1 <= b.WM[i] {
+			return nil, false // a late row: take the general path, which reports it
+		}
+		starts[i], ends[i], wt[i] = s, s+size, s+size-1
+	}
+	cols := make([]arrow.Array, 0, len(b.Cols)+3)
+	cols = append(cols, b.Cols...)
+	cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
+	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM}, true
 }
