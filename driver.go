@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,13 @@ func parseDSN(dsn string) (string, []Option, error) {
 			default:
 				return "", nil, fmt.Errorf("streamsql: DSN option sync=%q: expected on or off", val)
 			}
+		case "_split_batches":
+			// Testing aid: results must not depend on batch boundaries (see engine.Options.SplitSeed).
+			seed, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				return "", nil, fmt.Errorf("streamsql: DSN option _split_batches=%q: expected a seed", val)
+			}
+			opts = append(opts, func(o *engine.Options) error { o.SplitSeed = seed; return nil })
 		case "checkpoint_interval":
 			if _, err := time.ParseDuration(val); err != nil {
 				return "", nil, fmt.Errorf("streamsql: DSN option checkpoint_interval=%q: %w", val, err)

@@ -2,6 +2,7 @@ package streamsql_test
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,18 +29,32 @@ func TestSQLLogic(t *testing.T) {
 		t.Fatal("no .slt files found")
 	}
 	for _, f := range files {
-		t.Run(strings.TrimSuffix(strings.TrimPrefix(f, "testdata/sqllogic/"), ".slt"), func(t *testing.T) {
+		name := strings.TrimSuffix(strings.TrimPrefix(f, "testdata/sqllogic/"), ".slt")
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := slt.RunFile(f, slt.Options{Engine: "streamsql", Open: func() (*sql.DB, error) {
-				return sql.Open("streamsql", ":memory:")
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, fl := range res.Failures {
-				t.Errorf("%s", fl)
-			}
-			t.Logf("%d records, %d passed, %d skipped", res.Records, res.Passed, res.Skipped)
+			runSLT(t, f, ":memory:")
 		})
+		// Metamorphic: streaming results must not depend on how inserted rows are batched.
+		if strings.HasPrefix(name, "streaming/") {
+			seed := int64(len(name)*7919 + 1)
+			t.Run(name+"/split", func(t *testing.T) {
+				t.Parallel()
+				t.Logf("rows split into random batches, seed %d", seed)
+				runSLT(t, f, fmt.Sprintf(":memory:?_split_batches=%d", seed))
+			})
+		}
 	}
+}
+
+func runSLT(t *testing.T, f, dsn string) {
+	res, err := slt.RunFile(f, slt.Options{Engine: "streamsql", Open: func() (*sql.DB, error) {
+		return sql.Open("streamsql", dsn)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range res.Failures {
+		t.Errorf("%s", fl)
+	}
+	t.Logf("%d records, %d passed, %d skipped", res.Records, res.Passed, res.Skipped)
 }

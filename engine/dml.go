@@ -406,18 +406,41 @@ func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) erro
 		removed = r
 	}
 	change := exec.ConcatChanges(removed, added)
+	parts := []*exec.Batch{change}
+	if e.split != nil && removed == nil && change != nil {
+		parts = e.splitBatch(change, t.types())
+	}
 	var firstErr error
 	for _, l := range t.listeners {
-		if err := l.deliver(change, t.wm.W); err != nil && firstErr == nil {
+		if err := l.deliver(parts, t.wm.W); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("materialized view %s: %w", l.view.name, err)
 		}
 	}
 	return firstErr
 }
 
-func (l *listener) deliver(change *exec.Batch, wm int64) error {
-	if err := l.out.EmitBatch(change); err != nil {
-		return err
+// splitBatch cuts an insert-only change into batches of random sizes (the metamorphic test
+// hook: a view's result must not depend on where batches begin and end).
+func (e *Engine) splitBatch(b *exec.Batch, ts []types.T) []*exec.Batch {
+	sizes := []int{1, 2, 3, 7, 64}
+	var out []*exec.Batch
+	for start := 0; start < b.N; {
+		n := min(sizes[e.split.Intn(len(sizes))], b.N-start)
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(start + i)
+		}
+		out = append(out, exec.Take(b, idx, ts))
+		start += n
+	}
+	return out
+}
+
+func (l *listener) deliver(parts []*exec.Batch, wm int64) error {
+	for _, p := range parts {
+		if err := l.out.EmitBatch(p); err != nil {
+			return err
+		}
 	}
 	return l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: wm})
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,9 @@ type Options struct {
 	NoSync bool
 	// Clock paces rate-limited connectors; nil is the real clock.
 	Clock connector.Clock
+	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
+	// views see it (seeded): a test aid, since results must not depend on batch boundaries.
+	SplitSeed int64
 }
 
 // Column describes a result column.
@@ -57,6 +61,7 @@ type Engine struct {
 	late   []lateRow
 	closed bool
 	clock  connector.Clock
+	split  *rand.Rand
 }
 
 // Open opens or creates the database at opts.Path and restores every table and view.
@@ -68,6 +73,9 @@ func Open(opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock}
 	if e.clock == nil {
 		e.clock = connector.RealClock()
+	}
+	if opts.SplitSeed != 0 {
+		e.split = rand.New(rand.NewSource(opts.SplitSeed))
 	}
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
