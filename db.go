@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -35,6 +36,19 @@ type Option func(*engine.Options) error
 // but never leaves a partial one.
 func WithSync(on bool) Option {
 	return func(o *engine.Options) error { o.NoSync = !on; return nil }
+}
+
+// WithCheckpointInterval sets how often a checkpoint is taken while there are changes
+// (default 1 s); a negative interval checkpoints only on CHECKPOINT and Close. A checkpoint
+// makes the next Open replay only what came after it.
+func WithCheckpointInterval(d time.Duration) Option {
+	return func(o *engine.Options) error {
+		if d == 0 {
+			d = -1
+		}
+		o.CheckpointInterval = d
+		return nil
+	}
 }
 
 // Open opens the database at path, creating it if needed; "" or ":memory:" is an in-memory

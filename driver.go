@@ -75,9 +75,11 @@ func parseDSN(dsn string) (string, []Option, error) {
 			}
 			opts = append(opts, func(o *engine.Options) error { o.SplitSeed = seed; return nil })
 		case "checkpoint_interval":
-			if _, err := time.ParseDuration(val); err != nil {
+			d, err := time.ParseDuration(val)
+			if err != nil {
 				return "", nil, fmt.Errorf("streamsql: DSN option checkpoint_interval=%q: %w", val, err)
 			}
+			opts = append(opts, WithCheckpointInterval(d))
 		default:
 			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval)", k)
 		}

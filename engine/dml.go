@@ -297,7 +297,9 @@ func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, tar
 }
 
 // batchWriter is the part of a store batch a write may add to.
-type batchWriter interface{ PutMeta(name string, v []byte) }
+type batchWriter interface {
+	PutMeta(name string, v []byte)
+}
 
 // insertBatch validates, stores durably, and then feeds the table's views.
 func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
@@ -330,30 +332,11 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWri
 	}
 	prevW := t.wm.W
 	t.wm.Set(after)
-	// Views see every version in acceptance order: rows superseded by a later row with the
-	// same key in this statement arrive inserted and retracted (an upsert each), so a
-	// temporal join keeps them as versions while aggregates net them out.
-	removed := ch.Deleted
-	if ch.Kept != nil {
-		kept := make([]bool, b.N)
-		for _, k := range ch.Kept {
-			kept[k] = true
-		}
-		var gone []int32
-		for i, k := range kept {
-			if !k {
-				gone = append(gone, int32(i))
-			}
-		}
-		superseded := exec.Take(&exec.Batch{Cols: b.Cols, N: b.N}, gone, t.types())
-		if removed == nil {
-			removed = superseded
-		} else {
-			removed = exec.Concat([]*exec.Batch{removed, superseded}, t.types())
-		}
-	}
-	added := &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
-	return e.feed(t, removed, added, prevW)
+	// Views see every version in acceptance order: the rows replaced (stored versions, and
+	// rows of this statement superseded by a later one with the same key) are retracted and
+	// all rows inserted, so a temporal join keeps each as a version while aggregates net
+	// them out.
+	return e.feed(t, ch.Deleted, &exec.Batch{Cols: b.Cols, N: b.N, WM: before}, prevW)
 }
 
 func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
@@ -369,6 +352,7 @@ func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
 	if err := e.store.Commit(wb); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	e.dirty = true
 	apply()
 	return nil
 }
@@ -386,11 +370,11 @@ func (t *tableObj) validate(b *exec.Batch) error {
 	return nil
 }
 
-// feed sends a table change to every view reading the table, as one batch: the removed
-// rows as retractions (judged against prevW, the watermark before the statement), then the
-// added rows with the watermark before each; then the table's watermark. One batch keeps an
-// upsert's -old/+new together (an update for subscribers, a new version for temporal joins).
-func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) error {
+// change builds the one batch a table change reaches views as: the removed rows as
+// retractions (judged against prevW, the watermark before the statement), then the added
+// rows with the watermark before each. One batch keeps an upsert's -old/+new together (an
+// update for subscribers, a new version for temporal joins).
+func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 	if removed != nil && removed.N > 0 {
 		w := make([]int64, removed.N)
 		for i := range w {
@@ -405,9 +389,14 @@ func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) erro
 		}
 		removed = r
 	}
-	change := exec.ConcatChanges(removed, added)
+	return exec.ConcatChanges(removed, added)
+}
+
+// feed sends a table change to every view reading the table, then the table's watermark.
+func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) error {
+	change := t.change(removed, added, prevW)
 	parts := []*exec.Batch{change}
-	if e.split != nil && removed == nil && change != nil {
+	if e.split != nil && (removed == nil || removed.N == 0) && change != nil {
 		parts = e.splitBatch(change, t.types())
 	}
 	var firstErr error

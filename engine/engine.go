@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
@@ -29,6 +30,9 @@ type Options struct {
 	NoSync bool
 	// Clock paces rate-limited connectors; nil is the real clock.
 	Clock connector.Clock
+	// CheckpointInterval is how often a checkpoint is taken while there are changes
+	// (0: the default, 1 s; negative: only on CHECKPOINT and Close).
+	CheckpointInterval time.Duration
 	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
 	// views see it (seeded): a test aid, since results must not depend on batch boundaries.
 	SplitSeed int64
@@ -62,6 +66,15 @@ type Engine struct {
 	closed bool
 	clock  connector.Clock
 	split  *rand.Rand
+
+	// Checkpoints: the one in force (nil: none, or dropped by a write), the last id, recent
+	// ones for system.checkpoints, whether anything changed since, and the loop's channels.
+	ckpt     *checkpointInfo
+	ckptID   int64
+	ckpts    []*checkpointInfo
+	dirty    bool
+	ckptStop chan struct{}
+	ckptDone chan struct{}
 }
 
 // Open opens or creates the database at opts.Path and restores every table and view.
@@ -86,6 +99,18 @@ func Open(opts Options) (*Engine, error) {
 			st.Close()
 			return nil, fmt.Errorf("restoring %s %s: %w", ent.Kind, ent.Name, err)
 		}
+	}
+	if err := e.recover(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	interval := opts.CheckpointInterval
+	if interval == 0 {
+		interval = time.Second
+	}
+	if interval > 0 {
+		e.ckptStop, e.ckptDone = make(chan struct{}), make(chan struct{})
+		go e.checkpointLoop(interval)
 	}
 	// Connectors resume only once every view is wired, so none misses a row.
 	for _, t := range e.tables {
@@ -115,13 +140,9 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		if err != nil {
 			return err
 		}
-		if err := t.data.Load(); err != nil {
-			return err
-		}
-		t.restoreWatermark()
-		return nil
+		return t.data.Load()
 	case catalog.KindView:
-		_, err := e.defineView(stmts[0], ent)
+		_, err := e.defineView(stmts[0], ent, false)
 		return err
 	}
 	return fmt.Errorf("unknown catalog kind %q", ent.Kind)
@@ -140,10 +161,22 @@ func (e *Engine) Close() error {
 	for _, f := range feeders {
 		f.stop()
 	}
+	if e.ckptStop != nil {
+		select {
+		case <-e.ckptStop:
+		default:
+			close(e.ckptStop)
+		}
+		<-e.ckptDone
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil
+	}
+	if e.dirty {
+		// A clean close leaves a checkpoint, so the next Open replays nothing.
+		_ = e.checkpoint("close")
 	}
 	e.closed = true
 	for _, v := range e.views {
@@ -210,8 +243,10 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (*Result,
 		return e.insertLiterals(s, args)
 	case sql.KindDropView:
 		return e.dropView(s.Name, s.IfExists, s)
-	case sql.KindFlush, sql.KindCheckpoint:
+	case sql.KindFlush:
 		return &Result{}, nil
+	case sql.KindCheckpoint:
+		return &Result{}, e.checkpoint("manual")
 	case sql.KindSubscribe:
 		return e.subscribe(s)
 	case sql.KindShowViews:

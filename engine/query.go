@@ -45,11 +45,11 @@ func (e *Engine) runPlan(node plan.Node) ([][]any, error) {
 // run executes a bounded plan: each source is scanned and ended, in the order Build gives.
 func (e *Engine) run(ctx context.Context, node plan.Node) (*exec.Collector, error) {
 	coll := &exec.Collector{Types: plan.Types(node.Schema()), Ordered: true}
-	sources, err := plan.Build(node, coll, plan.BuildOptions{Batch: true})
+	df, err := plan.Build(node, coll, plan.BuildOptions{Batch: true})
 	if err != nil {
 		return nil, err
 	}
-	for _, src := range sources {
+	for _, src := range df.Sources {
 		if err := e.scanSource(ctx, src); err != nil {
 			return nil, err
 		}

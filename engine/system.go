@@ -69,6 +69,17 @@ var systemTables = map[string]systemTable{
 			return out
 		},
 	},
+	"system.checkpoints": {
+		name: "system.checkpoints",
+		cols: func() []catalog.Column {
+			var cs []catalog.Column
+			for _, c := range checkpointColumns {
+				cs = append(cs, catalog.Column{Name: c.name, Type: c.t})
+			}
+			return cs
+		}(),
+		rows: checkpointRows,
+	},
 	"system.watermarks": {
 		name: "system.watermarks",
 		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "kind", Type: types.TVarchar}, {Name: "watermark", Type: types.TTimestamp}},

@@ -207,21 +207,6 @@ func (t *tableObj) schema() []plan.Col {
 	return out
 }
 
-// restoreWatermark recomputes W from the stored rows after a load.
-func (t *tableObj) restoreWatermark() {
-	if t.wmExpr == nil {
-		return
-	}
-	_ = t.data.Scan(1<<16, func(b *exec.Batch) error {
-		vals, err := t.wmValues(b)
-		if err == nil {
-			_, after := t.wm.Advance(vals)
-			t.wm.Set(after)
-		}
-		return nil
-	})
-}
-
 // wmValues evaluates the WATERMARK expression over a batch of the table's rows.
 func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 	a, err := t.wmExpr.Eval(b)

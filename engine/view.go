@@ -32,6 +32,9 @@ type viewObj struct {
 	subs      []*Subscription
 	lateCount int64
 	watermark int64
+	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
+	state   []exec.Stateful
+	sources []*plan.Source
 }
 
 type input struct {
@@ -66,7 +69,7 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindView, s.Name, s.Text)
-	v, err := e.defineView(s, ent)
+	v, err := e.defineView(s, ent, true)
 	if err != nil {
 		wb.Discard()
 		e.cat.Forget(s.Name)
@@ -80,8 +83,9 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 	return &Result{}, nil
 }
 
-// defineView binds and wires a view's dataflow and backfills it from its inputs' rows.
-func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
+// defineView binds and wires a view's dataflow and, when backfill is set, fills it from its
+// inputs' current rows (at Open, the engine replays the tables into all views instead).
+func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
 	var ttl int64
 	for _, o := range s.Options {
 		switch o.Key {
@@ -112,7 +116,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
 	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true, TimeCol: -1}
-	sources, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
+	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
 	}})
 	if err != nil {
@@ -121,7 +125,8 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
 	if s.EmitOnClose && !hasWindowedAgg(node) {
 		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
 	}
-	for _, src := range sources {
+	v.state, v.sources = df.State, df.Sources
+	for _, src := range df.Sources {
 		if src.Rel == nil {
 			continue
 		}
@@ -138,9 +143,11 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry) (*viewObj, error) {
 			return nil, s.ErrorAtPos(s.Pos, "a materialized view cannot read %s", src.Rel.Name)
 		}
 	}
-	if err := e.backfill(v, sources); err != nil {
-		e.unwire(v)
-		return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
+	if backfill {
+		if err := e.backfill(v, df.Sources); err != nil {
+			e.unwire(v)
+			return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
+		}
 	}
 	e.views[strings.ToLower(v.name)] = v
 	return v, nil
@@ -158,18 +165,12 @@ func hasWindowedAgg(n plan.Node) bool {
 	return false
 }
 
-// backfill replays every source's current rows into the new view: tables' segments merged
-// in acceptance order across tables (each with the watermark progression its rows had, and
-// the table's watermark after each segment, as when they were inserted), views' rows as
-// they stand; then each source's current watermark.
+// backfill fills a new view from its sources: tables' stored changes replayed in
+// acceptance order across tables (each with the watermark progression its rows had, and the
+// table's watermark after each segment, as when they were written), views' rows as they
+// stand; then each source's current watermark.
 func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
-	type cursor struct {
-		src  *plan.Source
-		t    *tableObj
-		segs []*table.Segment
-		gen  *watermark.Generator
-	}
-	var cs []*cursor
+	var cs []*replayCursor
 	for _, src := range sources {
 		if src.Rel == nil {
 			if err := src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types)); err != nil {
@@ -179,7 +180,17 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 		}
 		switch h := src.Rel.Handle.(type) {
 		case *tableObj:
-			cs = append(cs, &cursor{src: src, t: h, segs: h.data.Segments(), gen: watermark.New()})
+			r, err := h.data.Replay(0)
+			if err != nil {
+				return err
+			}
+			out := src.Out
+			cs = append(cs, &replayCursor{t: h, r: r, gen: watermark.New(), emit: func(b *exec.Batch, w int64) error {
+				if err := out.EmitBatch(b); err != nil {
+					return err
+				}
+				return out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w})
+			}})
 		case *viewObj:
 			for _, b := range h.store.batches(batchRows) {
 				if err := src.Out.EmitBatch(b); err != nil {
@@ -191,43 +202,59 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 			}
 		}
 	}
-	for {
-		var next *cursor
-		for _, c := range cs {
-			if len(c.segs) > 0 && (next == nil || c.segs[0].Seq < next.segs[0].Seq) {
-				next = c
-			}
-		}
-		if next == nil {
-			break
-		}
-		b, err := next.t.data.Batch(next.segs[0])
-		if err != nil {
-			return err
-		}
-		next.segs = next.segs[1:]
-		if next.t.wmExpr != nil {
-			vals, err := next.t.wmValues(b)
-			if err != nil {
-				return err
-			}
-			before, after := next.gen.Advance(vals)
-			next.gen.Set(after)
-			b = &exec.Batch{Cols: b.Cols, N: b.N, WM: before}
-		}
-		if err := next.src.Out.EmitBatch(b); err != nil {
-			return err
-		}
-		if err := next.src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: next.gen.W}); err != nil {
-			return err
-		}
+	if err := replayMerged(cs); err != nil {
+		return err
 	}
 	for _, c := range cs {
-		if err := c.src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: max(c.gen.W, c.t.wm.W)}); err != nil {
+		if err := c.emit(nil, max(c.gen.W, c.t.wm.W)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replayCursor replays one table's stored changes to one destination.
+type replayCursor struct {
+	t    *tableObj
+	r    *table.Replay
+	gen  *watermark.Generator
+	emit func(change *exec.Batch, w int64) error
+}
+
+// replayMerged steps the cursors' segments in acceptance order across tables, sending each
+// segment's change (retractions judged against the watermark before it, insertions with the
+// watermark before each row) and then the table's watermark.
+func replayMerged(cs []*replayCursor) error {
+	for {
+		var next *replayCursor
+		var nextSeq uint64
+		for _, c := range cs {
+			if seq, ok := c.r.Seq(); ok && (next == nil || seq < nextSeq) {
+				next, nextSeq = c, seq
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		removed, added, err := next.r.Next()
+		if err != nil {
+			return err
+		}
+		t, g := next.t, next.gen
+		prev := g.W
+		if added != nil && t.wmExpr != nil {
+			vals, err := t.wmValues(added)
+			if err != nil {
+				return err
+			}
+			before, after := g.Advance(vals)
+			g.Set(after)
+			added = &exec.Batch{Cols: added.Cols, N: added.N, WM: before}
+		}
+		if err := next.emit(t.change(removed, added, prev), g.W); err != nil {
+			return err
+		}
+	}
 }
 
 func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {

@@ -516,6 +516,9 @@ type accumulator interface {
 	result(g int32) any
 	// column builds the results of groups gs as an array of type t.
 	column(gs []int32, t types.T) arrow.Array
+	// save and load checkpoint group g's state.
+	save(w *StateWriter, g int32)
+	load(r *StateReader, g int32)
 }
 
 // resultColumn builds a result column value by value (accumulators without a typed path).
@@ -846,4 +849,136 @@ func (d *distinctAcc) result(g int32) any {
 		return fsum
 	}
 	return isum
+}
+
+var _ Stateful = (*HashAgg)(nil)
+
+// SaveState implements Stateful: every group that exists, with its key, row count,
+// accumulators and TTL clock.
+func (h *HashAgg) SaveState(w *StateWriter) {
+	if h.accs == nil {
+		h.init()
+	}
+	w.Bool(h.started)
+	w.Int(h.swept)
+	var live []int32
+	for g := range h.counts {
+		if h.keyRows[g] != nil || (len(h.Keys) == 0 && g == 0) {
+			live = append(live, int32(g))
+		}
+	}
+	w.Int(int64(len(live)))
+	for _, g := range live {
+		w.Row(h.keyRows[g])
+		w.Int(h.counts[g])
+		seen := NoWatermark
+		if int(g) < len(h.seen) {
+			seen = h.seen[g]
+		}
+		w.Int(seen)
+		for _, a := range h.accs {
+			a.save(w, g)
+		}
+	}
+}
+
+// LoadState implements Stateful.
+func (h *HashAgg) LoadState(r *StateReader) error {
+	h.init()
+	h.started = r.Bool()
+	h.swept = r.Int()
+	n := r.Len()
+	for k := 0; k < n && r.Err() == nil; k++ {
+		key := r.Row()
+		var g int32
+		if len(h.Keys) == 0 {
+			g = 0
+		} else {
+			g = h.newGroup(key)
+			h.remember(key, g)
+		}
+		h.counts[g] = r.Int()
+		seen := r.Int()
+		if h.TTL > 0 {
+			for len(h.seen) <= int(g) {
+				h.seen = append(h.seen, NoWatermark)
+			}
+			h.seen[g] = seen
+		}
+		for _, a := range h.accs {
+			a.load(r, g)
+		}
+	}
+	return r.Err()
+}
+
+// remember puts a restored group's key in the map that holds keys like it.
+func (h *HashAgg) remember(key []any, g int32) {
+	if h.intKeyed() {
+		var arr [4]int64
+		null := false
+		for k, v := range key {
+			x, ok := v.(int64)
+			null = null || !ok
+			arr[k] = x
+		}
+		if !null {
+			if len(key) == 1 {
+				h.intKeys[arr[0]] = g
+			} else {
+				h.arrKeys[arr] = g
+			}
+			return
+		}
+	}
+	var kb []byte
+	for _, v := range key {
+		kb = AppendValueKey(kb, v)
+	}
+	h.groups[string(kb)] = g
+}
+
+func (c *countAcc) save(w *StateWriter, g int32)  { w.Int(c.n[g]) }
+func (c *countAcc) load(r *StateReader, g int32)  { c.n[g] = r.Int() }
+func (s *intSumAcc) save(w *StateWriter, g int32) { w.Int(s.sum[g]); w.Int(s.n[g]) }
+func (s *intSumAcc) load(r *StateReader, g int32) { s.sum[g], s.n[g] = r.Int(), r.Int() }
+func (s *floatSumAcc) save(w *StateWriter, g int32) {
+	w.Value(s.sum[g])
+	w.Int(s.n[g])
+}
+func (s *floatSumAcc) load(r *StateReader, g int32) {
+	if f, ok := r.Value().(float64); ok {
+		s.sum[g] = f
+	}
+	s.n[g] = r.Int()
+}
+func (e *extremeAcc) save(w *StateWriter, g int32) {
+	w.Value(e.val[g])
+	saveMultiset(w, e.multi[g])
+}
+func (e *extremeAcc) load(r *StateReader, g int32) {
+	e.val[g] = r.Value()
+	if m := loadMultiset(r); e.retract {
+		e.multi[g] = m
+	}
+}
+func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
+func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
+
+func saveMultiset(w *StateWriter, m map[any]int64) {
+	w.Int(int64(len(m)))
+	for v, n := range m {
+		w.Value(v)
+		w.Int(n)
+	}
+}
+
+func loadMultiset(r *StateReader) map[any]int64 {
+	n := r.Len()
+	m := make(map[any]int64, max(n, 0))
+	for i := 0; i < n && r.Err() == nil; i++ {
+		v := r.Value()
+		m[v] = r.Int()
+	}
+	return m
 }

@@ -438,3 +438,63 @@ func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
 	out.W = ws
 	return j.Out.EmitBatch(out)
 }
+
+var _ Stateful = (*HashJoin)(nil)
+
+// SaveState implements Stateful: both sides' kept rows with their multiplicity, match
+// counts and clocks, and the ports' watermarks.
+func (j *HashJoin) SaveState(w *StateWriter) {
+	if j.sides[0] == nil {
+		j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
+		j.wms = [2]int64{NoWatermark, NoWatermark}
+	}
+	w.Int(j.wms[0])
+	w.Int(j.wms[1])
+	w.Int(j.swept)
+	for _, s := range j.sides {
+		n := 0
+		for _, r := range s.rows {
+			if r != nil {
+				n++
+			}
+		}
+		w.Int(int64(n))
+		for e, r := range s.rows {
+			if r == nil {
+				continue
+			}
+			w.Row(r)
+			w.Int(s.w[e])
+			w.Int(s.matches[e])
+			w.Int(s.expiry[e])
+			w.Int(s.seen[e])
+		}
+	}
+}
+
+// LoadState implements Stateful.
+func (j *HashJoin) LoadState(r *StateReader) error {
+	j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
+	j.wms = [2]int64{r.Int(), r.Int()}
+	j.swept = r.Int()
+	for side, s := range j.sides {
+		keys := j.keyCols(side)
+		n := r.Len()
+		for k := 0; k < n && r.Err() == nil; k++ {
+			row := r.Row()
+			var kb, vb []byte
+			for _, c := range keys {
+				kb = AppendValueKey(kb, row[c])
+			}
+			for _, v := range row {
+				vb = AppendValueKey(vb, v)
+			}
+			e := s.add(string(vb), string(kb), row, 0, 0)
+			s.w[e] = r.Int()
+			s.matches[e] = r.Int()
+			s.expiry[e] = r.Int()
+			s.seen[e] = r.Int()
+		}
+	}
+	return r.Err()
+}

@@ -141,6 +141,26 @@ func (u *Union) Push(port int, m Msg) error {
 	}
 }
 
+var _ Stateful = (*Union)(nil)
+
+// SaveState implements Stateful: the ports' watermarks.
+func (u *Union) SaveState(w *StateWriter) {
+	w.Int(int64(len(u.wms)))
+	for _, x := range u.wms {
+		w.Int(x)
+	}
+}
+
+// LoadState implements Stateful.
+func (u *Union) LoadState(r *StateReader) error {
+	n := r.Len()
+	u.wms = nil
+	for i := 0; i < n; i++ {
+		u.wms = append(u.wms, r.Int())
+	}
+	return r.Err()
+}
+
 // Collector is a sink that consolidates the weighted rows it receives: the multiset of rows
 // whose weights sum to a positive count. Ordered collectors (after a sort) keep arrival order.
 type Collector struct {

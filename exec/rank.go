@@ -188,3 +188,46 @@ func (r *Ranker) less(a, b []any) bool {
 	}
 	return false
 }
+
+var _ Stateful = (*Ranker)(nil)
+
+// SaveState implements Stateful: each partition's rows and the ranked rows it last emitted.
+func (r *Ranker) SaveState(w *StateWriter) {
+	w.Int(int64(len(r.parts)))
+	for k, p := range r.parts {
+		w.Value(k)
+		w.Int(int64(len(p.rows)))
+		for j, row := range p.rows {
+			w.Row(row)
+			w.Int(p.w[j])
+		}
+		w.Batch(p.emitted)
+		w.Bool(p.dirty)
+	}
+}
+
+// LoadState implements Stateful.
+func (r *Ranker) LoadState(rd *StateReader) error {
+	r.parts = map[string]*rankPart{}
+	outT := append(append([]types.T{}, r.Types...), types.TBigInt)
+	n := rd.Len()
+	for i := 0; i < n && rd.Err() == nil; i++ {
+		k, _ := rd.Value().(string)
+		p := &rankPart{index: map[string]int{}}
+		m := rd.Len()
+		for j := 0; j < m && rd.Err() == nil; j++ {
+			row := rd.Row()
+			var kb []byte
+			for _, v := range row {
+				kb = AppendValueKey(kb, v)
+			}
+			p.index[string(kb)] = len(p.rows)
+			p.rows = append(p.rows, row)
+			p.w = append(p.w, rd.Int())
+		}
+		p.emitted = rd.Batch(outT)
+		p.dirty = rd.Bool()
+		r.parts[k] = p
+	}
+	return rd.Err()
+}

@@ -30,28 +30,46 @@ type BuildOptions struct {
 	TTL int64
 }
 
-// Build instantiates fresh operators for a plan, sending its output to sink. It returns the
-// sources in the order they must be run for a bounded query (a join's right input first).
-func Build(root Node, sink exec.Operator, opt BuildOptions) ([]*Source, error) {
-	bd := &builder{opt: opt}
+// Dataflow is an instantiated plan.
+type Dataflow struct {
+	// Sources are in the order they must be run for a bounded query (a join's right input
+	// first).
+	Sources []*Source
+	// State lists the stateful operators in an order fixed by the plan, so that a
+	// checkpoint's states can be loaded into the operators of a rebuilt dataflow.
+	State []exec.Stateful
+}
+
+// Build instantiates fresh operators for a plan, sending its output to sink.
+func Build(root Node, sink exec.Operator, opt BuildOptions) (*Dataflow, error) {
+	bd := &builder{opt: opt, df: &Dataflow{}}
 	if err := bd.build(root, exec.Output{Op: sink}); err != nil {
 		return nil, err
 	}
-	return bd.sources, nil
+	return bd.df, nil
 }
 
 type builder struct {
-	opt     BuildOptions
-	sources []*Source
+	opt BuildOptions
+	df  *Dataflow
+}
+
+// stateful records a stateful operator and returns it as an output.
+func (bd *builder) stateful(op interface {
+	exec.Operator
+	exec.Stateful
+}, port int) exec.Output {
+	bd.df.State = append(bd.df.State, op)
+	return exec.Output{Op: op, Port: port}
 }
 
 func (bd *builder) build(n Node, out exec.Output) error {
 	switch x := n.(type) {
 	case *Scan:
-		bd.sources = append(bd.sources, &Source{Rel: x.Rel, Types: Types(x.cols), Out: out})
+		bd.df.Sources = append(bd.df.Sources, &Source{Rel: x.Rel, Types: Types(x.cols), Out: out})
 		return nil
 	case *Values:
-		bd.sources = append(bd.sources, &Source{Rows: x.Rows, Types: Types(x.cols), Out: out})
+		bd.df.Sources = append(bd.df.Sources, &Source{Rows: x.Rows, Types: Types(x.cols), Out: out})
 		return nil
 	case *Filter:
 		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Out: out}})
@@ -72,7 +90,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			}
 			h.Windowed, h.WindowEnd, h.EmitOnClose = true, x.Window.EndKey, x.Window.EmitOnClose
 		}
-		return bd.build(x.Input, exec.Output{Op: h})
+		return bd.build(x.Input, bd.stateful(h, 0))
 	case *Window:
 		if x.TVF.Kind == sql.Session {
 			return fmt.Errorf("SESSION windows are only supported under GROUP BY window_start, window_end")
@@ -98,7 +116,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			}
 			j.Interval = &spec
 		}
-		if err := bd.build(x.Right, exec.Output{Op: j, Port: 1}); err != nil {
+		if err := bd.build(x.Right, bd.stateful(j, 1)); err != nil {
 			return err
 		}
 		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
@@ -110,7 +128,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 				j.Late = bd.opt.Late(name)
 			}
 		}
-		if err := bd.build(x.Right, exec.Output{Op: j, Port: 1}); err != nil {
+		if err := bd.build(x.Right, bd.stateful(j, 1)); err != nil {
 			return err
 		}
 		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
@@ -120,9 +138,10 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return bd.build(x.Input, exec.Output{Op: &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}})
 	case *Rank:
 		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Limit: -1, Batch: bd.opt.Batch, Out: out}
-		return bd.build(x.Input, exec.Output{Op: r})
+		return bd.build(x.Input, bd.stateful(r, 0))
 	case *Union:
 		u := &exec.Union{Ports: len(x.Inputs), Out: out}
+		bd.df.State = append(bd.df.State, u)
 		for i, in := range x.Inputs {
 			if err := bd.build(in, exec.Output{Op: u, Port: i}); err != nil {
 				return err
@@ -159,11 +178,11 @@ func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Outp
 		return exec.Concat(bs, outT), nil
 	}
 	s := &window.Session{Gap: w.TVF.Args[0], TimeCol: w.TimeCol, PartCols: w.PartCols, Types: Types(w.Input.Schema()),
-		Eval: eval, EmitOnClose: x.Window.EmitOnClose, Batch: bd.opt.Batch, Out: out}
+		Eval: eval, OutTypes: outT, EmitOnClose: x.Window.EmitOnClose, Batch: bd.opt.Batch, Out: out}
 	if bd.opt.Late != nil {
 		s.Late = bd.opt.Late(w.TVF.Table)
 	}
-	return bd.build(w.Input, exec.Output{Op: s})
+	return bd.build(w.Input, bd.stateful(s, 0))
 }
 
 // chain instantiates the filters and projections from n down to stop, sending to out, and

@@ -103,9 +103,6 @@ func (b *Batch) PutSegment(table, seq uint64, v []byte) {
 	_ = b.b.Set(segmentKey(table, seq), v, nil)
 }
 
-// DeleteSegment removes segment seq of table id.
-func (b *Batch) DeleteSegment(table, seq uint64) { _ = b.b.Delete(segmentKey(table, seq), nil) }
-
 // DeleteTable removes every segment of table id.
 func (b *Batch) DeleteTable(table uint64) {
 	_ = b.b.DeleteRange(segmentKey(table, 0), segmentKey(table+1, 0), nil)
@@ -208,4 +205,19 @@ func (s *Store) Segment(table, seq uint64) ([]byte, error) {
 	}
 	defer closer.Close()
 	return bytes.Clone(val), nil
+}
+
+// Last returns the largest number handed out or observed (0 before any).
+func (s *Sequence) Last() uint64 {
+	if s.next == 0 {
+		return 0
+	}
+	return s.next - 1
+}
+
+// DeleteMetaPrefix removes every metadata value whose name starts with prefix.
+func (b *Batch) DeleteMetaPrefix(prefix string) {
+	start := []byte(prefixMeta + prefix)
+	end := append(bytes.Clone(start), 0xff)
+	_ = b.b.DeleteRange(start, end, nil)
 }

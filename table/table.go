@@ -4,16 +4,25 @@
 // to a byte budget (the most recently used first); the rest are read back from the store
 // when a scan or a write needs them, so a table can be larger than memory.
 //
+// A table is a changelog: INSERT and Append add a segment of rows; DELETE adds a tombstone
+// segment holding the rows it removed; UPDATE a tombstone and the new rows — in an upsert
+// (PRIMARY KEY) table an upsert or UPDATE just adds the new versions, which replace the old
+// ones by key. Stored segments are never rewritten, so Replay gives views exactly the changes
+// they saw live (every version, for temporal joins), and a checkpoint is never invalidated.
+// Which stored rows are current is kept in memory: the key index of an upsert table, the
+// dead rows of an append table.
+//
 // Invariant: segments are in acceptance order (segment seq order, rows in order within a
 // segment; seqs come from the store-wide Sequence, so they also order segments across
-// tables), so a scan replays rows in the order they were accepted; in an upsert table each
-// key has at most one stored row, the last one accepted.
+// tables), so scans and replays see rows in the order they were accepted; in an upsert
+// table each key has at most one live row, the last one accepted.
 package table
 
 import (
 	"bytes"
 	"container/list"
 	"fmt"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,13 +36,14 @@ import (
 // CacheBytes is how many bytes of decoded segments a table keeps in memory.
 var CacheBytes int64 = 64 << 20
 
-// Segment is a batch of stored rows (all weights +1).
+// Segment is a batch of stored rows (all weights +1), or a tombstone: rows a DELETE removed.
 type Segment struct {
-	Seq   uint64
-	N     int
-	size  int64
-	batch *exec.Batch   // nil when not in memory
-	lru   *list.Element // position in the table's cache, when in memory
+	Seq       uint64
+	N         int
+	Tombstone bool
+	size      int64
+	batch     *exec.Batch   // nil when not in memory
+	lru       *list.Element // position in the table's cache, when in memory
 }
 
 type rowRef struct {
@@ -47,11 +57,14 @@ type Table struct {
 	Types []types.T
 	Names []string
 	// PK lists the primary key columns; empty for an append table.
-	PK     []int
-	segs   []*Segment
-	seq    *state.Sequence
-	store  *state.Store
+	PK    []int
+	segs  []*Segment
+	seq   *state.Sequence
+	store *state.Store
+	// index maps each key of an upsert table to its current row; dead marks the deleted
+	// rows of an append table's segments.
 	index  map[string]rowRef
+	dead   map[*Segment][]bool
 	rows   int
 	cache  *list.List // of *Segment, most recently used at the front
 	cached int64
@@ -59,37 +72,74 @@ type Table struct {
 
 // New returns an empty table stored in store.
 func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence, store *state.Store) *Table {
-	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq, store: store, cache: list.New()}
+	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq, store: store, cache: list.New(), dead: map[*Segment][]bool{}}
 	if len(pk) > 0 {
 		t.index = map[string]rowRef{}
 	}
 	return t
 }
 
-// Load reads the table's segments from the store.
+// Load reads the table's segments from the store and works out which rows are current.
 func (t *Table) Load() error {
-	return t.store.Segments(t.ID, func(seq uint64, v []byte) error {
-		b, err := t.decode(bytes.Clone(v))
+	// An append table's tombstone kills the earliest live occurrence of each of its rows.
+	occ := map[string][]rowRef{}
+	err := t.store.Segments(t.ID, func(seq uint64, v []byte) error {
+		b, tomb, err := t.decode(bytes.Clone(v))
 		if err != nil {
 			return fmt.Errorf("table segment %d/%d: %w", t.ID, seq, err)
 		}
-		seg := &Segment{Seq: seq, N: b.N, size: int64(len(v))}
+		seg := &Segment{Seq: seq, N: b.N, Tombstone: tomb, size: int64(len(v))}
 		t.segs = append(t.segs, seg)
-		t.rows += b.N
 		t.seq.Observe(seq)
-		t.indexRows(seg, b)
+		switch {
+		case t.index != nil && tomb:
+			t.unindexKeys(b)
+		case t.index != nil:
+			t.indexRows(seg, b)
+		case tomb:
+			var kb []byte
+			for i := 0; i < b.N; i++ {
+				kb = exec.AllKey(kb[:0], b, i)
+				if refs := occ[string(kb)]; len(refs) > 0 {
+					t.kill(refs[0].seg, refs[0].row)
+					occ[string(kb)] = refs[1:]
+				}
+			}
+		default:
+			var kb []byte
+			for i := 0; i < b.N; i++ {
+				kb = exec.AllKey(kb[:0], b, i)
+				occ[string(kb)] = append(occ[string(kb)], rowRef{seg: seg, row: i})
+			}
+			t.rows += b.N
+		}
+		if t.index != nil {
+			t.rows = len(t.index)
+		}
 		t.keep(seg, b)
 		return nil
 	})
+	return err
 }
 
-// Rows is the number of stored rows.
+// kill marks row i of an append table's segment s deleted.
+func (t *Table) kill(s *Segment, i int) {
+	d := t.dead[s]
+	if d == nil {
+		d = make([]bool, s.N)
+		t.dead[s] = d
+	}
+	if !d[i] {
+		d[i] = true
+		t.rows--
+	}
+}
+
+// Rows is the number of current rows.
 func (t *Table) Rows() int { return t.rows }
 
-// Segments returns the stored segments in acceptance order. The caller must not modify them.
-func (t *Table) Segments() []*Segment { return t.segs }
-
-// Batch returns a segment's rows, reading them from the store if they are not in memory.
+// Batch returns a segment's stored rows, reading them from the store if they are not in
+// memory.
 func (t *Table) Batch(s *Segment) (*exec.Batch, error) {
 	if s.batch != nil {
 		t.cache.MoveToFront(s.lru)
@@ -99,7 +149,7 @@ func (t *Table) Batch(s *Segment) (*exec.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := t.decode(v)
+	b, _, err := t.decode(v)
 	if err != nil {
 		return nil, fmt.Errorf("table segment %d/%d: %w", t.ID, s.Seq, err)
 	}
@@ -124,16 +174,35 @@ func (t *Table) keep(s *Segment, b *exec.Batch) {
 	}
 }
 
-func (t *Table) drop(s *Segment) {
-	if s.batch != nil {
-		t.cache.Remove(s.lru)
-		t.cached -= s.size
-		s.batch, s.lru = nil, nil
+// isLive reports whether row i of segment s (rows b) is current.
+func (t *Table) isLive(s *Segment, b *exec.Batch, i int) bool {
+	if t.index != nil {
+		ref, ok := t.index[t.KeyOf(b, i)]
+		return ok && ref.seg == s && ref.row == i
 	}
+	d := t.dead[s]
+	return d == nil || !d[i]
 }
 
-// Scan calls fn with the stored rows in acceptance order, in batches of up to maxRows (small
-// segments are coalesced).
+// live returns the current rows of segment s.
+func (t *Table) live(s *Segment, b *exec.Batch) *exec.Batch {
+	if t.index == nil && t.dead[s] == nil {
+		return b
+	}
+	var idx []int32
+	for i := 0; i < b.N; i++ {
+		if t.isLive(s, b, i) {
+			idx = append(idx, int32(i))
+		}
+	}
+	if len(idx) == b.N {
+		return b
+	}
+	return exec.Take(b, idx, t.Types)
+}
+
+// Scan calls fn with the current rows in acceptance order, in batches of up to maxRows
+// (small segments are coalesced).
 func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
 	var pending []*exec.Batch
 	n := 0
@@ -146,9 +215,15 @@ func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
 		return fn(b)
 	}
 	for _, s := range t.segs {
+		if s.Tombstone {
+			continue
+		}
 		b, err := t.Batch(s)
 		if err != nil {
 			return err
+		}
+		if b = t.live(s, b); b.N == 0 {
+			continue
 		}
 		if b.N >= maxRows/4 {
 			if err := flush(); err != nil {
@@ -179,58 +254,64 @@ func (t *Table) KeyOf(b *exec.Batch, i int) string {
 	return string(buf)
 }
 
-// Change is the effect of a write: the rows removed (old versions, deleted rows) and the
-// rows added, to be applied to the store with Write and sent to views.
+// Change is the effect of a write, to be stored with Write and sent to views.
 type Change struct {
 	table *Table
 	added *exec.Batch
-	// Kept lists the rows of the inserted batch that were kept, when some were superseded
-	// by a later row with the same key in the same batch; nil when all were kept.
-	Kept    []int32
-	removed map[*Segment][]bool // per segment, rows to drop
-	old     map[*Segment]*exec.Batch
-	Deleted *exec.Batch // the removed rows, in acceptance order
+	// killed marks the current rows the change removes, per segment.
+	killed map[*Segment][]int
+	// tombstone is set when the removed rows must be logged as a tombstone (a DELETE, an
+	// append table's UPDATE), not implied by new versions of their keys.
+	tombstone bool
+	// Deleted is the retracted rows, in acceptance order: rows deleted, old versions
+	// replaced, and versions superseded by a later row of the same statement.
+	Deleted *exec.Batch
 }
 
-// Added returns the rows the change adds (nil if none).
-func (c *Change) Added() *exec.Batch { return c.added }
-
-// Insert prepares the insertion of rows b. In an upsert table a row whose key is stored
-// replaces it, and of several rows with one key in b the last wins.
+// Insert prepares the insertion of rows b. In an upsert table every row is stored as a
+// version; the last one of each key is current, and the versions it replaces (stored ones
+// and earlier rows of b) are retracted.
 func (t *Table) Insert(b *exec.Batch) (*Change, error) {
-	c := &Change{table: t, added: b, removed: map[*Segment][]bool{}, old: map[*Segment]*exec.Batch{}}
+	c := &Change{table: t, added: b, killed: map[*Segment][]int{}}
 	if t.index == nil || b.N == 0 {
 		return c, nil
 	}
 	last := make(map[string]int, b.N)
+	var superseded []int32
 	for i := 0; i < b.N; i++ {
-		last[t.KeyOf(b, i)] = i
-	}
-	if len(last) < b.N {
-		keep := make([]int32, 0, len(last))
-		for i := 0; i < b.N; i++ {
-			if last[t.KeyOf(b, i)] == i {
-				keep = append(keep, int32(i))
-			}
+		k := t.KeyOf(b, i)
+		if j, ok := last[k]; ok {
+			superseded = append(superseded, int32(j))
 		}
-		c.added = exec.Take(b, keep, t.Types)
-		c.Kept = keep
+		last[k] = i
 	}
 	for k := range last {
 		if ref, ok := t.index[k]; ok {
-			if err := c.mark(ref.seg, ref.row); err != nil {
-				return nil, err
-			}
+			c.killed[ref.seg] = append(c.killed[ref.seg], ref.row)
 		}
 	}
-	c.collectDeleted()
+	if err := c.collectDeleted(); err != nil {
+		return nil, err
+	}
+	if len(superseded) > 0 {
+		sort.Slice(superseded, func(i, j int) bool { return superseded[i] < superseded[j] })
+		sup := exec.Take(b, superseded, t.Types)
+		if c.Deleted == nil {
+			c.Deleted = sup
+		} else {
+			c.Deleted = exec.Concat([]*exec.Batch{c.Deleted, sup}, t.Types)
+		}
+	}
 	return c, nil
 }
 
-// Delete prepares the removal of the rows for which drop reports true.
+// Delete prepares the removal of the current rows for which drop reports true.
 func (t *Table) Delete(drop func(b *exec.Batch) ([]bool, error)) (*Change, error) {
-	c := &Change{table: t, removed: map[*Segment][]bool{}, old: map[*Segment]*exec.Batch{}}
+	c := &Change{table: t, killed: map[*Segment][]int{}, tombstone: true}
 	for _, s := range t.segs {
+		if s.Tombstone {
+			continue
+		}
 		b, err := t.Batch(s)
 		if err != nil {
 			return nil, err
@@ -240,148 +321,112 @@ func (t *Table) Delete(drop func(b *exec.Batch) ([]bool, error)) (*Change, error
 			return nil, err
 		}
 		for i, x := range d {
-			if x {
-				if err := c.mark(s, i); err != nil {
-					return nil, err
-				}
+			if x && t.isLive(s, b, i) {
+				c.killed[s] = append(c.killed[s], i)
 			}
 		}
 	}
-	c.collectDeleted()
-	return c, nil
+	return c, c.collectDeleted()
 }
 
-// Replace prepares an update: the rows removed by c are replaced by rows b (appended as a
-// new version, as an upsert would).
-func (c *Change) Replace(b *exec.Batch) { c.added = b }
+// Replace turns a prepared Delete into an update: the removed rows are replaced by rows b.
+// In an upsert table b has the same keys, so the new versions alone record the change.
+func (c *Change) Replace(b *exec.Batch) {
+	c.added = b
+	c.tombstone = c.table.index == nil
+}
 
-func (c *Change) mark(s *Segment, row int) error {
-	m := c.removed[s]
-	if m == nil {
+func (c *Change) collectDeleted() error {
+	var parts []*exec.Batch
+	for _, s := range c.table.segs {
+		rows := c.killed[s]
+		if len(rows) == 0 {
+			continue
+		}
 		b, err := c.table.Batch(s)
 		if err != nil {
 			return err
 		}
-		m = make([]bool, s.N)
-		c.removed[s] = m
-		c.old[s] = b
-	}
-	m[row] = true
-	return nil
-}
-
-func (c *Change) collectDeleted() {
-	var parts []*exec.Batch
-	for _, s := range c.table.segs {
-		m := c.removed[s]
-		if m == nil {
-			continue
+		sort.Ints(rows)
+		idx := make([]int32, len(rows))
+		for i, r := range rows {
+			idx[i] = int32(r)
 		}
-		var idx []int32
-		for i, x := range m {
-			if x {
-				idx = append(idx, int32(i))
-			}
-		}
-		parts = append(parts, exec.Take(c.old[s], idx, c.table.Types))
+		parts = append(parts, exec.Take(b, idx, c.table.Types))
 	}
 	if len(parts) > 0 {
 		c.Deleted = exec.Concat(parts, c.table.Types)
 	}
+	return nil
 }
 
-// Write adds the change's writes to batch wb and returns the function that applies the
+// Write adds the change's segments to batch wb and returns the function that applies the
 // change to the table once wb has committed; the table is untouched until then.
 func (c *Change) Write(wb *state.Batch) (func(), error) {
 	t := c.table
-	type rewrite struct {
-		seg       *Segment
-		old, keep *exec.Batch
-		size      int64
+	type seg struct {
+		s *Segment
+		b *exec.Batch
 	}
-	var rewrites []rewrite
-	for s, m := range c.removed {
-		var idx []int32
-		for i, x := range m {
-			if !x {
-				idx = append(idx, int32(i))
-			}
-		}
-		if len(idx) == 0 {
-			wb.DeleteSegment(t.ID, s.Seq)
-			rewrites = append(rewrites, rewrite{seg: s, old: c.old[s]})
-			continue
-		}
-		keep := exec.Take(c.old[s], idx, t.Types)
-		v, err := t.encode(keep)
+	var segs []seg
+	add := func(b *exec.Batch, tomb bool) error {
+		b = &exec.Batch{Cols: b.Cols, N: b.N}
+		v, err := t.encode(b, tomb)
 		if err != nil {
-			return nil, err
+			return err
 		}
+		s := &Segment{Seq: t.seq.Next(), N: b.N, Tombstone: tomb, size: int64(len(v))}
 		wb.PutSegment(t.ID, s.Seq, v)
-		rewrites = append(rewrites, rewrite{seg: s, old: c.old[s], keep: keep, size: int64(len(v))})
+		segs = append(segs, seg{s, b})
+		return nil
 	}
-	var added *Segment
-	var addedBatch *exec.Batch
-	if c.added != nil && c.added.N > 0 {
-		addedBatch = &exec.Batch{Cols: c.added.Cols, N: c.added.N}
-		v, err := t.encode(addedBatch)
-		if err != nil {
+	if c.tombstone && c.Deleted != nil {
+		if err := add(c.Deleted, true); err != nil {
 			return nil, err
 		}
-		added = &Segment{Seq: t.seq.Next(), N: addedBatch.N, size: int64(len(v))}
-		wb.PutSegment(t.ID, added.Seq, v)
+	}
+	if c.added != nil && c.added.N > 0 {
+		if err := add(c.added, false); err != nil {
+			return nil, err
+		}
 	}
 	apply := func() {
-		for _, r := range rewrites {
-			t.unindexRows(r.seg, r.old)
-			t.rows -= r.seg.N
-			t.drop(r.seg)
-			if r.keep == nil {
-				t.removeSegment(r.seg)
-				continue
+		if t.index == nil {
+			for s, rows := range c.killed {
+				for _, r := range rows {
+					t.kill(s, r)
+				}
 			}
-			r.seg.N, r.seg.size = r.keep.N, r.size
-			t.rows += r.keep.N
-			t.indexRows(r.seg, r.keep)
-			t.keep(r.seg, r.keep)
 		}
-		if added != nil {
-			t.segs = append(t.segs, added)
-			t.rows += added.N
-			t.indexRows(added, addedBatch)
-			t.keep(added, addedBatch)
+		for _, x := range segs {
+			t.segs = append(t.segs, x.s)
+			switch {
+			case t.index != nil && x.s.Tombstone:
+				t.unindexKeys(x.b)
+			case t.index != nil:
+				t.indexRows(x.s, x.b)
+			case !x.s.Tombstone:
+				t.rows += x.b.N
+			}
+			if t.index != nil {
+				t.rows = len(t.index)
+			}
+			t.keep(x.s, x.b)
 		}
 	}
 	return apply, nil
 }
 
-func (t *Table) removeSegment(s *Segment) {
-	for i, x := range t.segs {
-		if x == s {
-			t.segs = append(t.segs[:i], t.segs[i+1:]...)
-			return
-		}
-	}
-}
-
 func (t *Table) indexRows(s *Segment, b *exec.Batch) {
-	if t.index == nil {
-		return
-	}
 	for i := 0; i < b.N; i++ {
 		t.index[t.KeyOf(b, i)] = rowRef{seg: s, row: i}
 	}
 }
 
-func (t *Table) unindexRows(s *Segment, b *exec.Batch) {
-	if t.index == nil {
-		return
-	}
+// unindexKeys forgets the keys of the rows of a tombstone.
+func (t *Table) unindexKeys(b *exec.Batch) {
 	for i := 0; i < b.N; i++ {
-		k := t.KeyOf(b, i)
-		if ref, ok := t.index[k]; ok && ref.seg == s {
-			delete(t.index, k)
-		}
+		delete(t.index, t.KeyOf(b, i))
 	}
 }
 
@@ -396,9 +441,15 @@ func (t *Table) schema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-func (t *Table) encode(b *exec.Batch) ([]byte, error) {
+// encode writes a segment: a kind byte (0 rows, 1 tombstone), then Arrow IPC.
+func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
 	rec := array.NewRecordBatch(t.schema(), b.Cols, int64(b.N))
 	var buf bytes.Buffer
+	if tombstone {
+		buf.WriteByte(1)
+	} else {
+		buf.WriteByte(0)
+	}
 	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
 		return nil, err
@@ -409,26 +460,30 @@ func (t *Table) encode(b *exec.Batch) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (t *Table) decode(v []byte) (*exec.Batch, error) {
-	r, err := ipc.NewReader(bytes.NewReader(v), ipc.WithAllocator(exec.Mem))
+func (t *Table) decode(v []byte) (*exec.Batch, bool, error) {
+	if len(v) == 0 || v[0] > 1 {
+		return nil, false, fmt.Errorf("unknown segment kind")
+	}
+	tomb := v[0] == 1
+	r, err := ipc.NewReader(bytes.NewReader(v[1:]), ipc.WithAllocator(exec.Mem))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer r.Release()
 	if !r.Next() {
 		if r.Err() != nil {
-			return nil, r.Err()
+			return nil, false, r.Err()
 		}
-		return nil, fmt.Errorf("empty segment")
+		return nil, false, fmt.Errorf("empty segment")
 	}
 	rec := r.RecordBatch()
 	if int(rec.NumCols()) != len(t.Types) {
-		return nil, fmt.Errorf("segment has %d columns, table has %d", rec.NumCols(), len(t.Types))
+		return nil, false, fmt.Errorf("segment has %d columns, table has %d", rec.NumCols(), len(t.Types))
 	}
 	b := &exec.Batch{N: int(rec.NumRows()), Cols: make([]arrow.Array, rec.NumCols())}
 	for i := range b.Cols {
 		b.Cols[i] = rec.Column(i)
 		b.Cols[i].Retain()
 	}
-	return b, nil
+	return b, tomb, nil
 }

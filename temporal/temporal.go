@@ -329,3 +329,59 @@ func pickW(ws []int64, sel []int32) []int64 {
 	}
 	return out
 }
+
+var _ exec.Stateful = (*Join)(nil)
+
+// SaveState implements exec.Stateful: the versions per key, the probes waiting for the
+// watermark, and both inputs' watermarks.
+func (j *Join) SaveState(w *exec.StateWriter) {
+	if !j.started {
+		j.init()
+	}
+	w.Int(j.wm[0])
+	w.Int(j.wm[1])
+	w.Int(int64(j.seq))
+	w.Int(int64(len(j.versions)))
+	for k, vs := range j.versions {
+		w.Value(k)
+		w.Int(int64(len(vs)))
+		for _, v := range vs {
+			w.Int(v.t)
+			w.Row(v.row)
+		}
+	}
+	w.Int(int64(len(j.pending)))
+	for _, p := range j.pending {
+		w.Int(p.t)
+		w.Int(int64(p.seq))
+		w.Value(p.key)
+		w.Row(p.row)
+		w.Int(p.w)
+	}
+}
+
+// LoadState implements exec.Stateful.
+func (j *Join) LoadState(r *exec.StateReader) error {
+	j.init()
+	j.wm = [2]int64{r.Int(), r.Int()}
+	j.seq = int(r.Int())
+	n := r.Len()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k, _ := r.Value().(string)
+		m := r.Len()
+		vs := make([]version, 0, max(m, 0))
+		for q := 0; q < m && r.Err() == nil; q++ {
+			vs = append(vs, version{t: r.Int(), row: r.Row()})
+		}
+		j.versions[k] = vs
+	}
+	n = r.Len()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		p := probe{t: r.Int(), seq: int(r.Int())}
+		p.key, _ = r.Value().(string)
+		p.row = r.Row()
+		p.w = r.Int()
+		j.pending = append(j.pending, p)
+	}
+	return r.Err()
+}

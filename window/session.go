@@ -23,11 +23,13 @@ import (
 // Retractions from the input remove a row from the session that holds it; they never split
 // a session.
 type Session struct {
-	Gap         int64
-	TimeCol     int
-	PartCols    []int
-	Types       []types.T // input column types
-	Eval        func(*exec.Batch) (*exec.Batch, error)
+	Gap      int64
+	TimeCol  int
+	PartCols []int
+	Types    []types.T // input column types
+	Eval     func(*exec.Batch) (*exec.Batch, error)
+	// OutTypes are the types of Eval's output.
+	OutTypes    []types.T
 	EmitOnClose bool
 	Batch       bool
 	Late        LateSink
@@ -271,4 +273,48 @@ func (s *Session) fire(w int64) error {
 		}
 	}
 	return nil
+}
+
+var _ exec.Stateful = (*Session)(nil)
+
+// SaveState implements exec.Stateful: every open session with its rows and the output rows
+// it last emitted.
+func (s *Session) SaveState(w *exec.StateWriter) {
+	w.Int(int64(len(s.parts)))
+	for k, list := range s.parts {
+		w.Value(k)
+		w.Int(int64(len(list)))
+		for _, x := range list {
+			w.Int(x.start)
+			w.Int(x.end)
+			w.Int(int64(len(x.rows)))
+			for j, r := range x.rows {
+				w.Row(r)
+				w.Int(x.w[j])
+			}
+			w.Batch(x.emitted)
+		}
+	}
+}
+
+// LoadState implements exec.Stateful.
+func (s *Session) LoadState(r *exec.StateReader) error {
+	s.parts = map[string][]*session{}
+	s.dirty = map[*session]bool{}
+	n := r.Len()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k, _ := r.Value().(string)
+		m := r.Len()
+		for j := 0; j < m && r.Err() == nil; j++ {
+			x := &session{key: k, start: r.Int(), end: r.Int()}
+			rows := r.Len()
+			for q := 0; q < rows && r.Err() == nil; q++ {
+				x.rows = append(x.rows, r.Row())
+				x.w = append(x.w, r.Int())
+			}
+			x.emitted = r.Batch(s.OutTypes)
+			s.parts[k] = append(s.parts[k], x)
+		}
+	}
+	return r.Err()
 }

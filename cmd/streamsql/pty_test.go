@@ -142,6 +142,13 @@ func (tm *term) since() string {
 	return s[tm.mark:]
 }
 
+// toLineStart moves the mark back to the start of its line, for lines that
+// are redrawn in place.
+func (tm *term) toLineStart() {
+	s := tm.screen()
+	tm.mark = strings.LastIndexByte(s[:min(tm.mark, len(s))], '\n') + 1
+}
+
 // send types s on the terminal.
 func (tm *term) send(s string) {
 	tm.t.Helper()

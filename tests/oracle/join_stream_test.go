@@ -27,7 +27,7 @@ package oracle
 //     time, and is emitted once the join's watermark is >= its time: so after the last insert the
 //     views hold exactly the non-late probes with ts <= min(final orders W, final rates W). INNER
 //     drops unmatched probes (no version yet, unknown or NULL cur); LEFT pads them with NULL.
-//     That is DuckDB's `ASOF [LEFT] JOIN rates r ON o.cur = r.cur AND o.ts > r.ts`.
+//     That is DuckDB's `ASOF [LEFT] JOIN rates r ON o.cur = r.cur AND o.ts >= r.ts`.
 //   - J4 A version that arrives after a probe it would have matched was emitted does not change
 //     that probe (as in Flink). DuckDB cannot see arrival order, so the generator keeps this case
 //     out: a rates row is inserted only if its time is > the temporal join's watermark when it
@@ -98,12 +98,13 @@ type joinParams struct {
 	shipPct     int   // % of orders that get shipments
 	shipDelay   int64 // shipment arrival = its ts + rand(0..shipDelay)
 	maxInsert   int   // INSERT sizes 1..maxInsert
+	sentinel    bool  // end with rows that put the final join watermarks exactly on boundaries
 	baseOffsetM int64
 }
 
 func (p joinParams) String() string {
-	return fmt.Sprintf("seed=%d orders=%d curs=%d d=%ds ds=%ds D=%dms step=%dms gran=%dms rateEvery=%d lead=%dms rateD=%dms ship=%d%% shipDelay=%dms maxInsert=%d",
-		p.seed, p.orders, p.curs, p.d, p.ds, p.disorder, p.step, p.gran, p.rateEvery, p.rateLead, p.rateDis, p.shipPct, p.shipDelay, p.maxInsert)
+	return fmt.Sprintf("seed=%d orders=%d curs=%d d=%ds ds=%ds D=%dms step=%dms gran=%dms rateEvery=%d lead=%dms rateD=%dms ship=%d%% shipDelay=%dms maxInsert=%d sentinel=%t",
+		p.seed, p.orders, p.curs, p.d, p.ds, p.disorder, p.step, p.gran, p.rateEvery, p.rateLead, p.rateDis, p.shipPct, p.shipDelay, p.maxInsert, p.sentinel)
 }
 
 func joinParamsFor(seed int64) joinParams {
@@ -125,6 +126,7 @@ func joinParamsFor(seed int64) joinParams {
 	p.shipDelay = []int64{0, 1000, 4000, 9000}[r.Intn(4)]
 	p.maxInsert = []int{1, 5, 20, 40}[r.Intn(4)]
 	p.baseOffsetM = r.Int63n(10000)
+	p.sentinel = r.Intn(2) == 0
 	return p
 }
 
@@ -160,6 +162,9 @@ func genJoinRows(p joinParams) []*jrow {
 	add := func(x *jrow) { x.seq = len(rows); rows = append(rows, x) }
 	clock := int64(joinBase) + p.baseOffsetM
 	cur := func() string { return fmt.Sprintf("C%d", r.Intn(p.curs)) }
+	shipped := map[int64]bool{}
+	var lastUnshipped *jrow
+	maxTs := int64(noWatermark)
 	// A few versions before the first order, so that early probes find one (or, for the
 	// currencies without, do not).
 	for i := 0; i < p.curs; i++ {
@@ -204,12 +209,29 @@ func genJoinRows(p joinParams) []*jrow {
 					ts = roundDown(o.ts+r.Int63n(ivHi+1), p.gran)
 				}
 				ts = max(ts, o.ts-3000)
+				shipped[o.id] = true
 				add(&jrow{table: "shipments", clock: max(ts, clock) + r.Int63n(p.shipDelay+1), id: o.id, ts: ts})
 			}
 		}
 		if r.Intn(50) == 0 { // a shipment of no order
 			add(&jrow{table: "shipments", clock: clock, id: int64(p.orders + 1000 + i), ts: clock})
 		}
+		if !shipped[o.id] {
+			lastUnshipped = o
+		}
+		maxTs = max(maxTs, o.ts)
+	}
+	if p.sentinel && lastUnshipped != nil {
+		// Put both joins' final watermark exactly on a boundary: the last order without
+		// shipments is padded with W == o.ts + 5 s exactly (J5), and a probe at exactly W is
+		// emitted (J3). Order A at ts = target (before W reaches it), then order B moves the
+		// orders W to target; rates and shipments rows far ahead keep the other watermarks above.
+		target := max(lastUnshipped.ts+ivHi, maxTs-p.d*1000+1)
+		clock += p.step
+		add(&jrow{table: "orders", clock: clock, id: int64(p.orders + 1), cur: cur(), amount: 1, ts: target})
+		add(&jrow{table: "orders", clock: clock, id: int64(p.orders + 2), cur: cur(), amount: 2, ts: target + p.d*1000})
+		add(&jrow{table: "rates", clock: clock + 1, cur: cur(), rate: 1, ts: target + 60000})
+		add(&jrow{table: "shipments", clock: clock + 1, id: -1, ts: target + 60000})
 	}
 	sort.SliceStable(rows, func(a, b int) bool {
 		if rows[a].clock != rows[b].clock {
@@ -318,6 +340,7 @@ type joinCoverage struct {
 	leftPadded, ivPadded, ivUnresolved int // padded tj_left rows; padded ij_left rows; unmatched orders not yet padded
 	exactVersion, boundaryMatches      int // probe ts == version ts; s.ts == o.ts or o.ts + 5 s
 	ratesDropped, ratesOutOfOrder      int
+	probeAtW, paddedAtW                int // emitted probe with ts == final W; padded order with ts + 5 s == final W
 }
 
 func TestJoinViewsMatchDuckDB(t *testing.T) {
@@ -342,9 +365,9 @@ func TestJoinViewsMatchDuckDB(t *testing.T) {
 		}
 	}
 	if cov.lateShipments == 0 || cov.pendingProbes == 0 || cov.leftPadded == 0 || cov.ivPadded == 0 ||
-		cov.ivUnresolved == 0 || cov.exactVersion == 0 || cov.boundaryMatches == 0 || cov.ratesOutOfOrder == 0 {
+		cov.ivUnresolved == 0 || cov.exactVersion == 0 || cov.boundaryMatches == 0 || cov.ratesOutOfOrder == 0 || cov.probeAtW == 0 || cov.paddedAtW == 0 {
 		t.Errorf("coverage: late shipments, pending probes, padded rows of both LEFT joins, unresolved interval rows, "+
-			"exact version and interval-bound matches and out-of-order versions should each occur: %+v", *cov)
+			"exact version and interval-bound matches, out-of-order versions, and a probe and a padded order exactly at the final watermark should each occur: %+v", *cov)
 	}
 }
 
@@ -554,7 +577,7 @@ func runJoinSeed(t *testing.T, p joinParams, cov *joinCoverage) {
 	probes := `(SELECT * FROM orders WHERE NOT late_t AND ` + wT + `)`
 	temporalQ := func(kind string) string {
 		return `SELECT o.id, o.cur, o.amount, o.ts, r.rate, r.ts, o.amount * r.rate
-			FROM ` + probes + ` o ASOF ` + kind + ` JOIN rates r ON o.cur = r.cur AND o.ts > r.ts`
+			FROM ` + probes + ` o ASOF ` + kind + ` JOIN rates r ON o.cur = r.cur AND o.ts >= r.ts`
 	}
 	// J5: the range join of the non-late rows; LEFT pads the unmatched orders whose window passed.
 	ivInner := `SELECT o.id, o.ts, s.order_id, s.ts
@@ -591,5 +614,11 @@ func runJoinSeed(t *testing.T, p joinParams, cov *joinCoverage) {
 	cov.exactVersion += duckInt(`SELECT COUNT(*) FROM (` + temporalQ("") + `) x(id, cur, amount, ots, rate, rts, total) WHERE ots = rts`)
 	cov.ivPadded += duckInt(`SELECT COUNT(*) ` + unmatched + ` AND ` + wI)
 	cov.ivUnresolved += duckInt(`SELECT COUNT(*) ` + unmatched + ` AND NOT (` + wI + `)`)
+	if finalT != noWatermark {
+		cov.probeAtW += duckInt(fmt.Sprintf(`SELECT COUNT(*) FROM orders WHERE NOT late_t AND ts = %d`, finalT))
+	}
+	if finalI != noWatermark {
+		cov.paddedAtW += duckInt(fmt.Sprintf(`SELECT COUNT(*) `+unmatched+` AND o.ts + 5000 = %d`, finalI))
+	}
 	cov.boundaryMatches += duckInt(`SELECT COUNT(*) FROM (` + ivInner + `) x(oid, ots, sid, sts) WHERE sts = ots OR sts = ots + 5000`)
 }
