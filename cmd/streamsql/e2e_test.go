@@ -319,6 +319,22 @@ func TestInteractive(t *testing.T) {
 		}
 	})
 
+	t.Run("Ctrl-C ends an idle SUBSCRIBE", func(t *testing.T) {
+		tm.line("CREATE TABLE s (a BIGINT);", prompt)
+		tm.line("CREATE MATERIALIZED VIEW sv AS SELECT COUNT(*) AS n FROM s;", prompt)
+		tm.send("SUBSCRIBE sv;\r")
+		tm.expect("SUBSCRIBE sv;", waitLong)
+		tm.expect("+I │ 0\n", waitLong) // the snapshot; then nothing changes
+		sent := time.Now()
+		tm.send("\x03")
+		tm.expect(prompt, waitLong)
+		if d := time.Since(sent); d > 2*time.Second {
+			t.Errorf("Ctrl-C took %v to end SUBSCRIBE", d)
+		}
+		out := tm.line("SELECT COUNT(*) AS c FROM s;", prompt)
+		matchLine(t, out, `^│ +0 │$`)
+	})
+
 	t.Run("SUBSCRIBE in .mode live", func(t *testing.T) {
 		tm.line(".mode live", prompt)
 		tm.send("SUBSCRIBE v;\r")
