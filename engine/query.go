@@ -107,11 +107,16 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	return explainResult(node), nil
+}
+
+// explainResult renders a plan one line per row.
+func explainResult(node plan.Node) *Result {
 	var rows [][]any
 	for _, line := range strings.Split(strings.TrimRight(plan.Explain(node), "\n"), "\n") {
 		rows = append(rows, []any{line})
 	}
-	return rowsResult([]Column{{Name: "plan", Type: types.TVarchar}}, rows), nil
+	return rowsResult([]Column{{Name: "plan", Type: types.TVarchar}}, rows)
 }
 
 func (e *Engine) show(s *sql.Stmt, n *ast.ShowStmt) (*Result, error) {

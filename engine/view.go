@@ -61,6 +61,15 @@ func parseDuration(v string) (int64, error) {
 }
 
 func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
+	if s.Explain {
+		bd := e.binder(s, nil)
+		bd.Streaming = true
+		node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
+		if err != nil {
+			return nil, err
+		}
+		return explainResult(node), nil
+	}
 	if _, ok := e.cat.Lookup(s.Name); ok {
 		if s.IfNotExists {
 			return &Result{}, nil

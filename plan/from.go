@@ -106,6 +106,7 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 		j.Cond = cond
 		if b.Streaming {
 			j.Interval = b.intervalSpec(residualAST, curCols, right.cols)
+			j.Maintained = true
 		}
 		cur, curCols = j, both
 		joined = append(joined, next)
@@ -445,6 +446,7 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 	}
 	if b.Streaming {
 		node.Interval = b.intervalSpec(conds, lcols, rcols)
+		node.Maintained = true
 	}
 	return node, both, nil
 }

@@ -24,6 +24,14 @@ type Col struct {
 	T     types.T
 }
 
+// qualified is the column's name with its table, for EXPLAIN.
+func (c Col) qualified() string {
+	if c.Table != "" {
+		return c.Table + "." + c.Name
+	}
+	return c.Name
+}
+
 // Node is a logical plan node.
 type Node interface {
 	Schema() []Col
@@ -115,6 +123,8 @@ type Join struct {
 	// Interval, set for joins in views whose condition bounds the two sides' event times,
 	// makes this an interval join (late rows, state freed by the watermark).
 	Interval *exec.IntervalSpec
+	// Maintained marks a join of a materialized view (its state matters).
+	Maintained bool
 }
 
 // TemporalJoin joins each Left row with the version of Right (a versioned table) as of the
@@ -179,13 +189,13 @@ func (n *TemporalJoin) explain() string {
 	l, r := n.Left.Schema(), n.Right.Schema()
 	var keys []string
 	for i := range n.LeftKeys {
-		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].qualified(), r[n.RightKeys[i]].qualified()))
 	}
 	if n.ProcTime {
 		return fmt.Sprintf("%s on %s as of PROCTIME() (lookup of the current version; not deterministic)", kind, strings.Join(keys, " AND "))
 	}
 	return fmt.Sprintf("%s on %s as of %s (probe rows wait for the watermark; versions older than the newest at or below it are freed)",
-		kind, strings.Join(keys, " AND "), l[n.LeftTime].Name)
+		kind, strings.Join(keys, " AND "), l[n.LeftTime].qualified())
 }
 
 func (n *Scan) Children() []Node      { return nil }
@@ -270,7 +280,7 @@ func (n *Join) explain() string {
 	l, r := n.Left.Schema(), n.Right.Schema()
 	var keys []string
 	for i := range n.LeftKeys {
-		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].Name, r[n.RightKeys[i]].Name))
+		keys = append(keys, fmt.Sprintf("%s = %s", l[n.LeftKeys[i]].qualified(), r[n.RightKeys[i]].qualified()))
 	}
 	if len(keys) > 0 {
 		s += " on " + strings.Join(keys, " AND ")
@@ -281,9 +291,9 @@ func (n *Join) explain() string {
 	if n.Interval != nil {
 		s = strings.Replace(s, "HashJoin", "IntervalJoin", 1)
 		s += fmt.Sprintf(" (%s - %s in [%d ms, %d ms]; rows freed when the watermark passes the bounds)",
-			r[n.Interval.RightTime].Name, l[n.Interval.LeftTime].Name, n.Interval.Lo, n.Interval.Hi)
-	} else {
-		s += " (regular join: state grows with both inputs)"
+			r[n.Interval.RightTime].qualified(), l[n.Interval.LeftTime].qualified(), n.Interval.Lo, n.Interval.Hi)
+	} else if n.Maintained {
+		s += " (regular join: state grows with both inputs; bound it with 'state.ttl')"
 	}
 	return s
 }

@@ -96,6 +96,7 @@ type Stmt struct {
 	IfNotExists      bool
 	IfExists         bool
 	EmitOnClose      bool // EMIT ON WINDOW CLOSE (EMIT ON UPDATE, the default, leaves it false)
+	Explain          bool // KindCreateView: EXPLAIN CREATE MATERIALIZED VIEW (plan only)
 	Options          []Option
 	Watermark        *Watermark
 	Windows          map[string]*WindowTVF // carrier table name (ast.TableName.Name.O) -> the TVF it stands for

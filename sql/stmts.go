@@ -20,6 +20,9 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 	switch {
 	case w(0).is("CREATE") && w(1).is("MATERIALIZED") && w(2).is("VIEW"):
 		err = r.createView(st)
+	case w(0).is("EXPLAIN") && w(1).is("CREATE") && w(2).is("MATERIALIZED") && w(3).is("VIEW"):
+		st.Explain = true
+		err = newRewriter(src, toks[1:]).createView(st)
 	case w(0).is("CREATE") && w(1).is("SINK"):
 		err = r.createSink(st)
 	case w(0).is("CREATE") && (w(1).is("TABLE") || w(1).is("TEMPORARY") && w(2).is("TABLE")):

@@ -241,6 +241,7 @@ func (v *vt) write(p []byte) {
 			v.col = 0
 		case c == '\n':
 			v.row++
+			v.ensure()
 		case c == '\b':
 			v.col = max(v.col-1, 0)
 		case c == '\t':
