@@ -76,6 +76,9 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // cancelled before anything was stored
+	}
 	if err := e.insertBatch(t, b); err != nil {
 		return nil, err
 	}
@@ -281,10 +284,11 @@ func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, tar
 	if node, err = plan.CoerceTo(node, ts); err != nil {
 		return nil, s.ErrorAtPos(s.Pos, "INSERT INTO %s: %s", t.name, err)
 	}
-	rows, err := e.runPlan(node)
+	coll, err := e.run(ctx, node)
 	if err != nil {
 		return nil, err
 	}
+	rows := coll.Rows()
 	full := make([][]any, len(rows))
 	for r, row := range rows {
 		f := make([]any, len(t.cols))

@@ -44,8 +44,8 @@ func (e *Engine) runPlan(node plan.Node) ([][]any, error) {
 
 // run executes a bounded plan: each source is scanned and ended, in the order Build gives.
 func (e *Engine) run(ctx context.Context, node plan.Node) (*exec.Collector, error) {
-	coll := &exec.Collector{Types: plan.Types(node.Schema()), Ordered: true}
-	df, err := plan.Build(node, coll, plan.BuildOptions{Batch: true})
+	coll := &exec.Collector{Types: plan.Types(node.Schema()), Ordered: true, Ctx: ctx}
+	df, err := plan.Build(node, coll, plan.BuildOptions{Batch: true, Ctx: ctx})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"context"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/streamsql/streamsql/types"
@@ -41,7 +43,9 @@ type HashJoin struct {
 	// arrival by more than TTL ms (results already emitted stay; later matches are lost).
 	TTL   int64
 	swept int64
-	Out   Output
+	// Ctx, when set, is checked before each chunk of pairs (a cancelled query stops).
+	Ctx context.Context
+	Out Output
 
 	sides [2]*joinSide
 	ended [2]bool
@@ -229,10 +233,12 @@ func (j *HashJoin) process(side int, b *Batch) error {
 	}
 	me, other := j.sides[side], j.sides[1-side]
 	keys := j.keyCols(side)
-	// Candidate pairs (row of b, entry of other), in row order.
+	// Candidate pairs (row of b, entry of other), in row order, matched in chunks so that a
+	// large product is produced (and can be cancelled downstream) piece by piece.
 	var pi, pe []int32
 	rowKeys := make([]string, b.N)
 	nullKey := make([]bool, b.N)
+	matchOf := make([]int64, b.N)
 	var kb []byte
 	for i := 0; i < b.N; i++ {
 		kb = kb[:0]
@@ -249,69 +255,20 @@ func (j *HashJoin) process(side int, b *Batch) error {
 		for _, e := range other.buckets[rowKeys[i]] {
 			pi = append(pi, int32(i))
 			pe = append(pe, e)
-		}
-	}
-	matched := make([]bool, len(pi))
-	var joined *Batch
-	if len(pi) > 0 {
-		joined = j.pairs(side, b, pi, pe, other)
-		if j.Cond != nil {
-			a, err := j.Cond.Eval(joined)
-			if err != nil {
-				return err
-			}
-			for _, k := range SelectTrue(a) {
-				matched[k] = true
-			}
-		} else {
-			for k := range matched {
-				matched[k] = true
+			if len(pi) == pairChunk {
+				if err := j.matchPairs(side, b, pi, pe, matchOf); err != nil {
+					return err
+				}
+				pi, pe = pi[:0], pe[:0]
 			}
 		}
 	}
-	// Joined rows, and bookkeeping for the other side's padded rows.
-	var sel []int32
-	var ws []int64
-	matchOf := make([]int64, b.N)
-	var unpadRows, padRows [][]any
-	var unpadW, padW []int64
-	for k, ok := range matched {
-		if !ok {
-			continue
-		}
-		i, e := pi[k], pe[k]
-		w := b.Weight(int(i))
-		sel = append(sel, int32(k))
-		ws = append(ws, w*other.w[e])
-		matchOf[i] += other.w[e]
-		before := other.matches[e]
-		other.matches[e] += w
-		if j.preserved(1-side) && !j.deferPadding() {
-			after := other.matches[e]
-			if before == 0 && after != 0 {
-				unpadRows = append(unpadRows, other.rows[e])
-				unpadW = append(unpadW, -other.w[e])
-			} else if before != 0 && after == 0 {
-				padRows = append(padRows, other.rows[e])
-				padW = append(padW, other.w[e])
-			}
-		}
-	}
-	if err := j.emitPadded(1-side, unpadRows, unpadW); err != nil {
+	if err := j.matchPairs(side, b, pi, pe, matchOf); err != nil {
 		return err
 	}
-	if len(sel) > 0 {
-		out := Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
-		out.W = ws
-		if err := j.Out.EmitBatch(out); err != nil {
-			return err
-		}
-	}
-	if err := j.emitPadded(1-side, padRows, padW); err != nil {
-		return err
-	}
+	var padRows [][]any
+	var padW []int64
 	// Keep b's rows, and pad those of a preserved side that match nothing.
-	padRows, padW = padRows[:0], padW[:0]
 	var vb []byte
 	for i := 0; i < b.N; i++ {
 		w := b.Weight(i)
@@ -348,6 +305,76 @@ func (j *HashJoin) expiryOf(side int, b *Batch, i int) int64 {
 		return Int64s(b.Cols[j.Interval.LeftTime])[i] + j.Interval.Hi
 	}
 	return Int64s(b.Cols[j.Interval.RightTime])[i] - j.Interval.Lo
+}
+
+// pairChunk bounds the candidate pairs matched at once.
+const pairChunk = 1 << 16
+
+// matchPairs evaluates candidate pairs (row pi[k] of b, entry pe[k] of the other side),
+// emits the joined rows, counts matches (matchOf per row of b) and keeps the other side's
+// padded rows current.
+func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf []int64) error {
+	if len(pi) == 0 {
+		return nil
+	}
+	if j.Ctx != nil {
+		if err := j.Ctx.Err(); err != nil {
+			return err
+		}
+	}
+	other := j.sides[1-side]
+	matched := make([]bool, len(pi))
+	joined := j.pairs(side, b, pi, pe, other)
+	if j.Cond != nil {
+		a, err := j.Cond.Eval(joined)
+		if err != nil {
+			return err
+		}
+		for _, k := range SelectTrue(a) {
+			matched[k] = true
+		}
+	} else {
+		for k := range matched {
+			matched[k] = true
+		}
+	}
+	var sel []int32
+	var ws []int64
+	var unpadRows, padRows [][]any
+	var unpadW, padW []int64
+	for k, ok := range matched {
+		if !ok {
+			continue
+		}
+		i, e := pi[k], pe[k]
+		w := b.Weight(int(i))
+		sel = append(sel, int32(k))
+		ws = append(ws, w*other.w[e])
+		matchOf[i] += other.w[e]
+		before := other.matches[e]
+		other.matches[e] += w
+		if j.preserved(1-side) && !j.deferPadding() {
+			after := other.matches[e]
+			if before == 0 && after != 0 {
+				unpadRows = append(unpadRows, other.rows[e])
+				unpadW = append(unpadW, -other.w[e])
+			} else if before != 0 && after == 0 {
+				padRows = append(padRows, other.rows[e])
+				padW = append(padW, other.w[e])
+			}
+		}
+	}
+	if err := j.emitPadded(1-side, unpadRows, unpadW); err != nil {
+		return err
+	}
+	if len(sel) > 0 {
+		out := Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
+		out.W = ws
+		if err := j.Out.EmitBatch(out); err != nil {
+			return err
+		}
+	}
+	return j.emitPadded(1-side, padRows, padW)
 }
 
 func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 {

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -167,16 +168,24 @@ type Collector struct {
 	Types   []types.T
 	Ordered bool
 	Done    bool
-	rows    [][]any
-	counts  []int64
-	index   map[string]int
-	keyBuf  []byte
+	// Ctx, when set, cancels the query: a batch arriving after it is done fails with its
+	// error, which unwinds the dataflow.
+	Ctx    context.Context
+	rows   [][]any
+	counts []int64
+	index  map[string]int
+	keyBuf []byte
 }
 
 var _ Operator = (*Collector)(nil)
 
 // Push implements Operator.
 func (c *Collector) Push(_ int, m Msg) error {
+	if c.Ctx != nil {
+		if err := c.Ctx.Err(); err != nil {
+			return err
+		}
+	}
 	switch m.Kind {
 	case MsgEnd:
 		c.Done = true

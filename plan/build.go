@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/streamsql/streamsql/exec"
@@ -28,6 +29,9 @@ type BuildOptions struct {
 	// TTL (ms, 0: none) bounds the state of non-windowed aggregates and regular joins
 	// ('state.ttl'): keys idle for longer, by event time, are dropped.
 	TTL int64
+	// Ctx cancels a bounded query: joins, whose output can be far larger than their
+	// input, check it between chunks.
+	Ctx context.Context
 }
 
 // Dataflow is an instantiated plan.
@@ -102,7 +106,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return bd.build(x.Input, exec.Output{Op: a})
 	case *Join:
 		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
-			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Out: out}
+			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Ctx: bd.opt.Ctx, Out: out}
 		if x.Interval == nil {
 			j.TTL = bd.opt.TTL
 		}

@@ -410,14 +410,7 @@ func TestInteractivePath(t *testing.T) {
 }
 
 // Ctrl-C cancels a long-running query, not the shell.
-//
-// Known bug: the engine ignores context cancellation in batch queries, so
-// the query runs to its end (about 20 s of CPU) and Ctrl-C does nothing.
-// Set STREAMSQL_E2E_KNOWN_BUGS=1 to run this test anyway.
 func TestInteractiveCancelQuery(t *testing.T) {
-	if os.Getenv("STREAMSQL_E2E_KNOWN_BUGS") == "" {
-		t.Skip("engine ignores context cancellation of batch queries; set STREAMSQL_E2E_KNOWN_BUGS=1 to run")
-	}
 	tm := startShell(t, t.TempDir())
 	tm.expect(prompt, waitLong)
 	for _, l := range []string{
@@ -526,7 +519,7 @@ func TestScriptErrors(t *testing.T) {
 		re    string
 	}{
 		{"unknown table -c", "", []string{"-csv", "-c", "SELECT 1 AS a; SELECT * FROM nosuch;"}, `^Error: .*nosuch.*line \d+, column \d+`},
-		{"syntax error stdin", "SELECT 1 AS a;\nSELEC 2;\n", []string{"-csv"}, `^Error: .*line 1, column 1\b`},
+		{"syntax error stdin", "SELECT 1 AS a;\nSELEC 2;\n", []string{"-csv"}, `^Error: .*line 2, column 1\b`},
 		{"unknown dot command", "SELECT 1 AS a;\n.frobnicate\n", []string{"-csv"}, `^Error: unknown command \.frobnicate`},
 	}
 	for _, c := range cases {
@@ -647,16 +640,10 @@ SELECT 'after' AS x;`)
 // SPEC §6: an SQL error names its place as `at line L, column C` of the
 // user's text, which for a script is the whole -c argument or file, not
 // the statement alone.
-//
-// Known bug: the position is counted from the start of the failing
-// statement. Set STREAMSQL_E2E_KNOWN_BUGS=1 to run this test anyway.
 func TestErrorPositionInUserText(t *testing.T) {
-	if os.Getenv("STREAMSQL_E2E_KNOWN_BUGS") == "" {
-		t.Skip("positions are relative to the statement; set STREAMSQL_E2E_KNOWN_BUGS=1 to run")
-	}
 	t.Parallel()
 	r := run(t, "", "-csv", "-c", "SELECT 1 AS a; SELECT * FROM nosuch;")
-	matchLine(t, r.stderr, `^Error: .*nosuch.* line 1, column 25\b`)
+	matchLine(t, r.stderr, `^Error: .*nosuch.* line 1, column 30\b`)
 
 	f := writeFile(t, t.TempDir(), "script.sql", "SELECT 1 AS a;\n\n-- comment\nSELECT *\n  FROM nosuch;\n")
 	r = run(t, "", "-csv", "-f", f)

@@ -67,6 +67,9 @@ func (s *Shell) runQuery(stmt string, args ...any) {
 			s.tablesStale = true
 		}
 	}
+	if err == nil && ctx.Err() != nil && kw != "SUBSCRIBE" {
+		err = ctx.Err() // cancelled, even if the driver finished anyway
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			err = errors.New("interrupted")
@@ -74,7 +77,7 @@ func (s *Shell) runQuery(stmt string, args ...any) {
 				s.stop.Store(true)
 			}
 		}
-		s.errorf("%v", err)
+		s.errorf("%s", s.inUserText(err.Error()))
 	}
 	if s.timer {
 		fmt.Fprintf(s.out, "Run Time: %.3fs\n", time.Since(start).Seconds())

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Env is everything the shell takes from its process, so that tests can
@@ -57,7 +60,15 @@ type Shell struct {
 
 	tables      []string // for completion
 	tablesStale bool
+
+	// source names the script being read (-f FILE), and stmtPos is where the running
+	// statement starts in it, so errors point into the user's text, not the statement's.
+	source  string
+	stmtPos position
 }
+
+// position is a 1-based line and column.
+type position struct{ line, col int }
 
 const usage = `Usage: streamsql [options] [PATH]
        streamsql test FILE.slt...
@@ -244,15 +255,29 @@ func (s *Shell) errorf(format string, args ...any) {
 }
 
 // feeder assembles statements from lines: dot commands at the start of a
-// statement, SQL up to each `;`.
-type feeder struct{ buf string }
+// statement, SQL up to each `;`. It counts lines so that each statement's position in
+// the input is known.
+type feeder struct {
+	buf   string
+	line  int // input line where buf starts
+	lines int // lines fed so far
+}
 
 // feed takes one line, runs whatever it completes and returns the text that
 // was run (for history), or "" if the line only extended the buffer.
 func (s *Shell) feed(f *feeder, line string) string {
+	f.lines++
 	if f.buf == "" && strings.HasPrefix(strings.TrimSpace(line), ".") {
 		s.dot(strings.TrimSpace(line))
 		return strings.TrimSpace(line)
+	}
+	if f.buf == "" {
+		// A script's positions count from its first line; at the prompt, from the
+		// statement being typed.
+		f.line = f.lines
+		if s.interactive {
+			f.line = 1
+		}
 	}
 	f.buf += line + "\n"
 	stmts, rest := splitStatements(f.buf)
@@ -260,23 +285,59 @@ func (s *Shell) feed(f *feeder, line string) string {
 	if len(stmts) > 0 {
 		ran = strings.TrimSpace(f.buf[:len(f.buf)-len(rest)])
 	}
+	from := 0
 	for _, st := range stmts {
 		if s.stop.Load() {
 			break
 		}
+		off := from + strings.Index(f.buf[from:], st)
+		from = off + len(st)
+		s.stmtPos = f.positionOf(off)
 		s.runStatement(st)
 	}
+	s.stmtPos = position{}
 	if onlyComments(rest) {
 		rest = ""
+	} else if consumed := len(f.buf) - len(rest); consumed > 0 {
+		f.line += strings.Count(f.buf[:consumed], "\n")
 	}
 	f.buf = rest
 	return ran
 }
 
+// positionOf is the input position of byte off of the buffer.
+func (f *feeder) positionOf(off int) position {
+	before := f.buf[:off]
+	nl := strings.LastIndexByte(before, '\n')
+	return position{line: f.line + strings.Count(before, "\n"), col: utf8.RuneCountInString(before[nl+1:]) + 1}
+}
+
+// inUserText moves an error's "at line L, column C" (counted in the statement) to the
+// statement's place in the input, and names the script it came from.
+func (s *Shell) inUserText(msg string) string {
+	if m := posPattern.FindStringSubmatchIndex(msg); m != nil && s.stmtPos.line > 0 {
+		line, _ := strconv.Atoi(msg[m[2]:m[3]])
+		col, _ := strconv.Atoi(msg[m[4]:m[5]])
+		if line == 1 {
+			col += s.stmtPos.col - 1
+		}
+		line += s.stmtPos.line - 1
+		msg = fmt.Sprintf("%sat line %d, column %d%s", msg[:m[0]], line, col, msg[m[1]:])
+	}
+	if s.source != "" {
+		msg = s.source + ": " + msg
+	}
+	return msg
+}
+
+var posPattern = regexp.MustCompile(`at line (\d+), column (\d+)`)
+
 // finish runs a last statement left without its `;` at the end of input.
 func (s *Shell) finish(f *feeder) {
 	if st := strings.TrimSpace(f.buf); st != "" && !s.stop.Load() {
+		s.stmtPos = f.positionOf(strings.Index(f.buf, st))
 		s.runStatement(st)
+		s.stmtPos = position{}
 	}
 	f.buf = ""
 }
@@ -307,7 +368,10 @@ func (s *Shell) readFile(name string) {
 		return
 	}
 	defer fh.Close()
+	prev := s.source
+	s.source = name
 	s.runScript(fh)
+	s.source = prev
 }
 
 func validMode(m string) bool {
