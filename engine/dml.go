@@ -446,21 +446,23 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 	if err != nil {
 		return nil, err
 	}
-	pred, err := e.rowPredicate(s, t, n.Where, args)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := t.data.Delete(pred)
-	if err != nil {
-		return nil, err
-	}
-	if ch.Deleted == nil {
-		return &Result{}, nil
+	ch, err := e.deleteWhere(s, t, n.Where, args)
+	if err != nil || ch.Deleted == nil {
+		return &Result{}, err
 	}
 	if err := e.commit(ch, nil); err != nil {
 		return nil, err
 	}
 	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil, t.wm.W)
+}
+
+// deleteWhere prepares the removal of the current rows of t matching where (all when nil).
+func (e *Engine) deleteWhere(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (*table.Change, error) {
+	pred, err := e.rowPredicate(s, t, where, args)
+	if err != nil {
+		return nil, err
+	}
+	return t.data.Delete(pred)
 }
 
 // rowPredicate binds a WHERE over a table and returns the per-segment row selector.
@@ -524,16 +526,9 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 		}
 		exprs[i] = x
 	}
-	pred, err := e.rowPredicate(s, t, n.Where, args)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := t.data.Delete(pred)
-	if err != nil {
-		return nil, err
-	}
-	if ch.Deleted == nil {
-		return &Result{}, nil
+	ch, err := e.deleteWhere(s, t, n.Where, args)
+	if err != nil || ch.Deleted == nil {
+		return &Result{}, err
 	}
 	old := ch.Deleted
 	nb := &exec.Batch{N: old.N, Cols: make([]arrow.Array, len(exprs))}

@@ -285,20 +285,7 @@ func (s *Sort) Push(_ int, m Msg) error {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
-		ra, rb := s.rows[idx[a]], s.rows[idx[b]]
-		for _, k := range s.Keys {
-			c := CompareValues(ra[k.Col], rb[k.Col])
-			if c == 0 {
-				continue
-			}
-			if k.Desc {
-				return c > 0
-			}
-			return c < 0
-		}
-		return false
-	})
+	sort.SliceStable(idx, func(a, b int) bool { return rowLess(s.rows[idx[a]], s.rows[idx[b]], s.Keys) })
 	const size = 4096
 	for start := 0; start < len(idx); start += size {
 		end := min(start+size, len(idx))
@@ -316,6 +303,21 @@ func (s *Sort) Push(_ int, m Msg) error {
 	}
 	s.rows, s.ws = nil, nil
 	return s.Out.Emit(m)
+}
+
+// rowLess orders rows by sort keys (NULLs first ascending, last descending).
+func rowLess(a, b []any, keys []SortKey) bool {
+	for _, k := range keys {
+		c := CompareValues(a[k.Col], b[k.Col])
+		if c == 0 {
+			continue
+		}
+		if k.Desc {
+			return c > 0
+		}
+		return c < 0
+	}
+	return false
 }
 
 // CompareValues orders physical values; NULL is smaller than everything.

@@ -175,19 +175,7 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
 	return RowsToBatch(out, outT)
 }
 
-func (r *Ranker) less(a, b []any) bool {
-	for _, k := range r.Order {
-		c := CompareValues(a[k.Col], b[k.Col])
-		if c == 0 {
-			continue
-		}
-		if k.Desc {
-			return c > 0
-		}
-		return c < 0
-	}
-	return false
-}
+func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
 
 var _ Stateful = (*Ranker)(nil)
 

@@ -425,23 +425,13 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 			return nil, nil, err
 		}
 	}
-	var residual []exec.Expr
-	if node.Cond != nil {
-		residual = append(residual, node.Cond)
+	residual := nilOr(node.Cond)
+	lk, rk, more, err := b.onCondition(conds, lcols, rcols, outer)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, c := range conds {
-		if l, r, ok := b.equiKey(c, lcols, rcols, outer); ok {
-			node.LeftKeys = append(node.LeftKeys, l)
-			node.RightKeys = append(node.RightKeys, r)
-			continue
-		}
-		pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
-		if err != nil {
-			return nil, nil, err
-		}
-		residual = append(residual, pred)
-	}
-	if node.Cond, err = andAll(residual); err != nil {
+	node.LeftKeys, node.RightKeys = append(node.LeftKeys, lk...), append(node.RightKeys, rk...)
+	if node.Cond, err = andAll(append(residual, more...)); err != nil {
 		return nil, nil, err
 	}
 	if b.Streaming {
@@ -449,6 +439,23 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 		node.Maintained = true
 	}
 	return node, both, nil
+}
+
+// onCondition splits a join's ON conjuncts into equi-join keys and a residual condition.
+func (b *Binder) onCondition(conds []ast.ExprNode, lcols, rcols []Col, outer *scope) (lk, rk []int, residual []exec.Expr, err error) {
+	both := append(append([]Col{}, lcols...), rcols...)
+	for _, c := range conds {
+		if l, r, ok := b.equiKey(c, lcols, rcols, outer); ok {
+			lk, rk = append(lk, l), append(rk, r)
+			continue
+		}
+		pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		residual = append(residual, pred)
+	}
+	return lk, rk, residual, nil
 }
 
 func nilOr(e exec.Expr) []exec.Expr {
@@ -587,21 +594,12 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 		}
 	}
 	both := append(append([]Col{}, lcols...), rcols...)
-	var residual []exec.Expr
 	if j.On == nil {
 		return nil, nil, b.errName(name, "a temporal join needs an ON condition on the primary key of %s", name)
 	}
-	for _, c := range splitAnd(j.On.Expr) {
-		if l, r, ok := b.equiKey(c, lcols, rcols, outer); ok {
-			node.LeftKeys = append(node.LeftKeys, l)
-			node.RightKeys = append(node.RightKeys, r)
-			continue
-		}
-		pred, err := b.bindPredicate(c, &scope{cols: both, parent: outer})
-		if err != nil {
-			return nil, nil, err
-		}
-		residual = append(residual, pred)
+	var residual []exec.Expr
+	if node.LeftKeys, node.RightKeys, residual, err = b.onCondition(splitAnd(j.On.Expr), lcols, rcols, outer); err != nil {
+		return nil, nil, err
 	}
 	for _, k := range rel.PK {
 		found := false
