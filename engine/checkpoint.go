@@ -87,12 +87,13 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter) {
 		w.Int(int64(len(sub.Buf)))
 		w.Buf = append(w.Buf, sub.Buf...)
 	}
-	s := v.store
-	w.Int(int64(len(s.rows)))
-	for i, r := range s.rows {
+	var n int64
+	v.store.each(func([]any, int64) { n++ })
+	w.Int(n)
+	v.store.each(func(r []any, c int64) {
 		w.Row(r)
-		w.Int(s.counts[i])
-	}
+		w.Int(c)
+	})
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	var late []lateRow
@@ -127,6 +128,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		r.Buf = r.Buf[size:]
 	}
 	s := v.store
+	s.consolidated = true
 	rows := r.Len()
 	for i := 0; i < rows && r.Err() == nil; i++ {
 		row := r.Row()
@@ -134,10 +136,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		for _, x := range row {
 			kb = exec.AppendValueKey(kb, x)
 		}
-		s.index[string(kb)] = len(s.rows)
-		s.rows = append(s.rows, row)
-		s.keys = append(s.keys, string(kb))
-		s.counts = append(s.counts, r.Int())
+		s.add(string(kb), func() []any { return row }, r.Int())
 	}
 	v.watermark = r.Int()
 	v.lateCount = r.Int()
@@ -262,20 +261,24 @@ func (e *Engine) recover() error {
 	return nil
 }
 
-// checkpointLoop takes a checkpoint every interval while there are changes to capture.
+// checkpointLoop takes a checkpoint every interval while there are changes to capture. A
+// checkpoint is a full snapshot, so the loop waits at least ten times as long as the last
+// one took: checkpointing never costs more than about a tenth of the engine's time.
 func (e *Engine) checkpointLoop(interval time.Duration) {
 	defer close(e.ckptDone)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	wait := interval
 	for {
 		select {
 		case <-e.ckptStop:
 			return
-		case <-tick.C:
+		case <-time.After(wait):
 			e.mu.Lock()
+			wait = interval
 			if !e.closed && e.dirty {
 				// A failed periodic checkpoint leaves the previous one in force.
-				_ = e.checkpoint("interval")
+				if err := e.checkpoint("interval"); err == nil {
+					wait = max(interval, 10*e.ckpt.took)
+				}
 			}
 			e.mu.Unlock()
 		}

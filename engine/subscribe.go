@@ -73,11 +73,11 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 	}
 	if snapshot {
 		var rows []Change
-		for i, r := range v.store.rows {
-			for k := int64(0); k < v.store.counts[i]; k++ {
+		v.store.each(func(r []any, n int64) {
+			for k := int64(0); k < n; k++ {
 				rows = append(rows, Change{Op: "+I", Row: r})
 			}
-		}
+		})
 		if len(rows) > 0 {
 			sub.c <- rows
 		}

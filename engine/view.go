@@ -337,16 +337,21 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 	return &Result{}, nil
 }
 
-// viewStore is a view's sink: the consolidated multiset of its rows. It forwards every
-// change to the views and subscribers reading the view.
+// viewStore is a view's sink: the multiset of its rows. While only insertions have
+// arrived it keeps the batches as they came (no per-row work); the first retraction turns it
+// into a consolidated map of row -> count. It forwards every change to the views and
+// subscribers reading the view.
 type viewStore struct {
-	view   *viewObj
-	types  []types.T
-	index  map[string]int
-	rows   [][]any
-	keys   []string // each row's encoded key
-	counts []int64
-	kb     []byte
+	view  *viewObj
+	types []types.T
+	// appended holds the rows while the view has only grown.
+	appended     []*exec.Batch
+	consolidated bool
+	index        map[string]int
+	rows         [][]any
+	keys         []string // each row's encoded key
+	counts       []int64
+	kb           []byte
 }
 
 var _ exec.Operator = (*viewStore)(nil)
@@ -373,21 +378,11 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 		return nil
 	}
 	b := m.Batch
-	for i := 0; i < b.N; i++ {
-		s.kb = exec.AllKey(s.kb[:0], b, i)
-		j, ok := s.index[string(s.kb)]
-		if !ok {
-			j = len(s.rows)
-			key := string(s.kb)
-			s.index[key] = j
-			s.rows = append(s.rows, b.Row(i))
-			s.keys = append(s.keys, key)
-			s.counts = append(s.counts, 0)
-		}
-		s.counts[j] += b.Weight(i)
-		if s.counts[j] == 0 {
-			s.remove(j)
-		}
+	if !s.consolidated && insertOnly(b) {
+		s.appended = append(s.appended, &exec.Batch{Cols: b.Cols, N: b.N})
+	} else {
+		s.consolidate()
+		s.apply(b)
 	}
 	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W}
 	for _, l := range v.listeners {
@@ -397,6 +392,52 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 	}
 	v.publish(out, s.types)
 	return nil
+}
+
+// insertOnly reports whether every row of b has weight +1.
+func insertOnly(b *exec.Batch) bool {
+	for _, w := range b.W {
+		if w != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// consolidate moves appended batches into the row map.
+func (s *viewStore) consolidate() {
+	if s.consolidated {
+		return
+	}
+	s.consolidated = true
+	for _, b := range s.appended {
+		s.apply(b)
+	}
+	s.appended = nil
+}
+
+// apply adds a batch's weighted rows to the row map.
+func (s *viewStore) apply(b *exec.Batch) {
+	for i := 0; i < b.N; i++ {
+		s.kb = exec.AllKey(s.kb[:0], b, i)
+		s.add(string(s.kb), func() []any { return b.Row(i) }, b.Weight(i))
+	}
+}
+
+// add changes the count of a row (created by row() when new).
+func (s *viewStore) add(key string, row func() []any, w int64) {
+	j, ok := s.index[key]
+	if !ok {
+		j = len(s.rows)
+		s.index[key] = j
+		s.rows = append(s.rows, row())
+		s.keys = append(s.keys, key)
+		s.counts = append(s.counts, 0)
+	}
+	s.counts[j] += w
+	if s.counts[j] == 0 {
+		s.remove(j)
+	}
 }
 
 func (s *viewStore) remove(j int) {
@@ -409,20 +450,33 @@ func (s *viewStore) remove(j int) {
 	s.rows, s.counts, s.keys = s.rows[:last], s.counts[:last], s.keys[:last]
 }
 
+// each calls fn with every row and its count.
+func (s *viewStore) each(fn func(row []any, n int64)) {
+	for _, b := range s.appended {
+		for i := 0; i < b.N; i++ {
+			fn(b.Row(i), 1)
+		}
+	}
+	for i, r := range s.rows {
+		fn(r, s.counts[i])
+	}
+}
+
 // count is the number of rows in the view.
 func (s *viewStore) count() int64 {
 	var n int64
+	for _, b := range s.appended {
+		n += int64(b.N)
+	}
 	for _, c := range s.counts {
-		if c > 0 {
-			n += c
-		}
+		n += c
 	}
 	return n
 }
 
 // batches returns the view's rows.
 func (s *viewStore) batches(size int) []*exec.Batch {
-	var out []*exec.Batch
+	out := append([]*exec.Batch{}, s.appended...)
 	var rows [][]any
 	for i, r := range s.rows {
 		for k := int64(0); k < s.counts[i]; k++ {

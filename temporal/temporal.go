@@ -12,6 +12,8 @@ package temporal
 import (
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/window"
@@ -45,12 +47,23 @@ type version struct {
 	row []any // nil: the key was deleted at t
 }
 
+// probe is a waiting probe row: row i of batch src (kept columnar), or row when restored
+// from a checkpoint.
 type probe struct {
 	t   int64
 	seq int
 	key string
+	src *exec.Batch
+	i   int
 	row []any
 	w   int64
+}
+
+func (p probe) values() []any {
+	if p.src != nil {
+		return p.src.Row(p.i)
+	}
+	return p.row
 }
 
 var _ exec.Operator = (*Join)(nil)
@@ -166,7 +179,7 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		if !ok {
 			k = "\xff" // a NULL key matches nothing
 		}
-		p := probe{t: times[i], seq: j.seq, key: k, row: b.Row(i), w: b.Weight(i)}
+		p := probe{t: times[i], seq: j.seq, key: k, src: b, i: i, w: b.Weight(i)}
 		j.seq++
 		if j.ProcTime {
 			now = append(now, p)
@@ -178,7 +191,7 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		}
 		if w := min(leftW, j.wm[1]); p.w > 0 && p.t <= w {
 			if j.Late != nil {
-				j.Late(window.LateRow{EventTime: p.t, Watermark: w, Row: p.row})
+				j.Late(window.LateRow{EventTime: p.t, Watermark: w, Row: p.values()})
 			}
 			continue
 		}
@@ -196,7 +209,7 @@ func (j *Join) addProbes(b *exec.Batch) error {
 // cancel removes a pending probe equal to the retracted row p.
 func (j *Join) cancel(p probe) bool {
 	for i, q := range j.pending {
-		if q.w > 0 && q.t == p.t && sameRow(q.row, p.row) {
+		if q.w > 0 && q.t == p.t && sameRow(q.values(), p.values()) {
 			j.pending = append(j.pending[:i], j.pending[i+1:]...)
 			return true
 		}
@@ -248,25 +261,82 @@ func (j *Join) free(w int64) {
 	}
 }
 
-// emit joins probes with their versions (the latest one when current is set).
+// match returns the version a probe joins: the latest one when current is set, else the
+// one with the largest time at or before the probe's; nil when none (or deleted).
+func (j *Join) match(p probe, current bool) []any {
+	vs := j.versions[p.key]
+	if current {
+		if len(vs) > 0 {
+			return vs[len(vs)-1].row
+		}
+		return nil
+	}
+	if i := sort.Search(len(vs), func(i int) bool { return vs[i].t > p.t }) - 1; i >= 0 {
+		return vs[i].row
+	}
+	return nil
+}
+
+// emit joins probes with their versions.
 func (j *Join) emit(ps []probe, current bool) error {
+	if j.Cond != nil {
+		return j.emitFiltered(ps, current)
+	}
+	nl := len(j.LeftT)
+	ts := append(append([]types.T{}, j.LeftT...), j.RightT...)
+	bl := make([]*exec.Builder, len(ts))
+	for c, t := range ts {
+		bl[c] = exec.NewBuilder(t, len(ps))
+	}
+	var ws []int64
+	weighted := false
+	for _, p := range ps {
+		m := j.match(p, current)
+		if m == nil && !j.Outer {
+			continue
+		}
+		for c := 0; c < nl; c++ {
+			if p.src != nil {
+				bl[c].AppendFrom(p.src.Cols[c], p.i)
+			} else {
+				bl[c].Append(p.row[c])
+			}
+		}
+		for c := nl; c < len(ts); c++ {
+			if m == nil {
+				bl[c].Append(nil)
+			} else {
+				bl[c].Append(m[c-nl])
+			}
+		}
+		ws = append(ws, p.w)
+		weighted = weighted || p.w != 1
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	b := &exec.Batch{N: len(ws), Cols: make([]arrow.Array, len(ts))}
+	for c := range bl {
+		b.Cols[c] = bl[c].Finish()
+	}
+	if weighted {
+		b.W = ws
+	}
+	return j.Out.EmitBatch(b)
+}
+
+// emitFiltered joins probes with their versions under the join's extra condition: a version
+// failing it counts as no match (LEFT JOIN pads).
+func (j *Join) emitFiltered(ps []probe, current bool) error {
 	ts := append(append([]types.T{}, j.LeftT...), j.RightT...)
 	nl, nr := len(j.LeftT), len(j.RightT)
 	var rows [][]any
 	var ws []int64
 	var padded []int
 	for _, p := range ps {
-		vs := j.versions[p.key]
-		var match []any
-		if current {
-			if len(vs) > 0 {
-				match = vs[len(vs)-1].row
-			}
-		} else if i := sort.Search(len(vs), func(i int) bool { return vs[i].t > p.t }) - 1; i >= 0 {
-			match = vs[i].row
-		}
+		match := j.match(p, current)
 		row := make([]any, nl+nr)
-		copy(row, p.row)
+		copy(row, p.values())
 		if match != nil {
 			copy(row[nl:], match)
 		} else if !j.Outer {
@@ -282,35 +352,32 @@ func (j *Join) emit(ps []probe, current bool) error {
 	}
 	b := exec.RowsToBatch(rows, ts)
 	b.W = ws
-	if j.Cond != nil {
-		a, err := j.Cond.Eval(b)
-		if err != nil {
-			return err
-		}
-		keep := make([]bool, b.N)
-		for _, i := range exec.SelectTrue(a) {
-			keep[i] = true
-		}
-		for _, i := range padded {
-			keep[i] = true
-		}
-		var sel []int32
-		for i, k := range keep {
-			if k {
-				sel = append(sel, int32(i))
-				continue
-			}
-			if j.Outer {
-				// The version exists but fails the condition: LEFT JOIN pads.
-				for c := nl; c < nl+nr; c++ {
-					rows[i][c] = nil
-				}
-				sel = append(sel, int32(i))
-			}
-		}
-		b = exec.RowsToBatch(pick(rows, sel), ts)
-		b.W = pickW(ws, sel)
+	a, err := j.Cond.Eval(b)
+	if err != nil {
+		return err
 	}
+	keep := make([]bool, b.N)
+	for _, i := range exec.SelectTrue(a) {
+		keep[i] = true
+	}
+	for _, i := range padded {
+		keep[i] = true
+	}
+	var sel []int32
+	for i, k := range keep {
+		if k {
+			sel = append(sel, int32(i))
+			continue
+		}
+		if j.Outer {
+			for c := nl; c < nl+nr; c++ {
+				rows[i][c] = nil
+			}
+			sel = append(sel, int32(i))
+		}
+	}
+	b = exec.RowsToBatch(pick(rows, sel), ts)
+	b.W = pickW(ws, sel)
 	return j.Out.EmitBatch(b)
 }
 
@@ -355,7 +422,7 @@ func (j *Join) SaveState(w *exec.StateWriter) {
 		w.Int(p.t)
 		w.Int(int64(p.seq))
 		w.Value(p.key)
-		w.Row(p.row)
+		w.Row(p.values())
 		w.Int(p.w)
 	}
 }
