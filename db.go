@@ -51,6 +51,18 @@ func WithCheckpointInterval(d time.Duration) Option {
 	}
 }
 
+// WithCacheSize bounds the decoded rows each table keeps in memory (default: a quarter of
+// the machine's memory); rows beyond it are read back from disk when scanned.
+func WithCacheSize(bytes int64) Option {
+	return func(o *engine.Options) error {
+		if bytes <= 0 {
+			return fmt.Errorf("cache size must be positive, got %d", bytes)
+		}
+		o.CacheSize = bytes
+		return nil
+	}
+}
+
 // Open opens the database at path, creating it if needed; "" or ":memory:" is an in-memory
 // database. A path another process (or another open DB) holds fails with an error.
 func Open(path string, opts ...Option) (*DB, error) {

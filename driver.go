@@ -74,6 +74,12 @@ func parseDSN(dsn string) (string, []Option, error) {
 				return "", nil, fmt.Errorf("streamsql: DSN option _split_batches=%q: expected a seed", val)
 			}
 			opts = append(opts, func(o *engine.Options) error { o.SplitSeed = seed; return nil })
+		case "cache_size":
+			n, err := parseBytes(val)
+			if err != nil {
+				return "", nil, fmt.Errorf("streamsql: DSN option cache_size=%q: %w", val, err)
+			}
+			opts = append(opts, WithCacheSize(n))
 		case "checkpoint_interval":
 			d, err := time.ParseDuration(val)
 			if err != nil {
@@ -81,7 +87,7 @@ func parseDSN(dsn string) (string, []Option, error) {
 			}
 			opts = append(opts, WithCheckpointInterval(d))
 		default:
-			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval)", k)
+			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval, cache_size)", k)
 		}
 	}
 	return path, opts, nil
@@ -281,4 +287,24 @@ func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 		return reflect.TypeOf(time.Time{})
 	}
 	return reflect.TypeOf("")
+}
+
+// parseBytes reads a size: 64MB, 1GiB, 512k, or a plain number of bytes.
+func parseBytes(s string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, m := range []struct {
+		suffix string
+		n      int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, m.suffix) {
+			u, mult = strings.TrimSpace(strings.TrimSuffix(u, m.suffix)), m.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(u, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("expected a size such as 256MB")
+	}
+	return n * mult, nil
 }

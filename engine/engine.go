@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +35,9 @@ type Options struct {
 	// CheckpointInterval is how often a checkpoint is taken while there are changes
 	// (0: the default, 1 s; negative: only on CHECKPOINT and Close).
 	CheckpointInterval time.Duration
+	// CacheSize bounds the decoded table rows each table keeps in memory (the rest are read
+	// back from the store); 0 is a quarter of the machine's memory.
+	CacheSize int64
 	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
 	// views see it (seeded): a test aid, since results must not depend on batch boundaries.
 	SplitSeed int64
@@ -146,6 +151,30 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		return err
 	}
 	return fmt.Errorf("unknown catalog kind %q", ent.Kind)
+}
+
+// cacheSize is the per-table cache budget.
+func (e *Engine) cacheSize() int64 {
+	if e.opts.CacheSize > 0 {
+		return e.opts.CacheSize
+	}
+	return physicalMemory() / 4
+}
+
+// physicalMemory reads the machine's memory (1 GiB when it cannot be read).
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 1 << 30
 }
 
 // Close closes the database. It is idempotent.

@@ -33,9 +33,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// CacheBytes is how many bytes of decoded segments a table keeps in memory.
-var CacheBytes int64 = 64 << 20
-
 // Segment is a batch of stored rows (all weights +1), or a tombstone: rows a DELETE removed.
 type Segment struct {
 	Seq       uint64
@@ -68,11 +65,13 @@ type Table struct {
 	rows   int
 	cache  *list.List // of *Segment, most recently used at the front
 	cached int64
+	// CacheBytes is how many bytes of decoded segments the table keeps in memory.
+	CacheBytes int64
 }
 
 // New returns an empty table stored in store.
-func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence, store *state.Store) *Table {
-	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq, store: store, cache: list.New(), dead: map[*Segment][]bool{}}
+func New(id uint64, names []string, ts []types.T, pk []int, seq *state.Sequence, store *state.Store, cacheBytes int64) *Table {
+	t := &Table{ID: id, Names: names, Types: ts, PK: pk, seq: seq, store: store, cache: list.New(), dead: map[*Segment][]bool{}, CacheBytes: cacheBytes}
 	if len(pk) > 0 {
 		t.index = map[string]rowRef{}
 	}
@@ -167,7 +166,7 @@ func (t *Table) keep(s *Segment, b *exec.Batch) {
 	s.batch = b
 	s.lru = t.cache.PushFront(s)
 	t.cached += s.size
-	for t.cached > CacheBytes && t.cache.Len() > 1 {
+	for t.cached > t.CacheBytes && t.cache.Len() > 1 {
 		old := t.cache.Remove(t.cache.Back()).(*Segment)
 		old.batch, old.lru = nil, nil
 		t.cached -= old.size
