@@ -85,18 +85,22 @@ type HashAgg struct {
 	groups  map[string]int32
 	intKeys map[int64]int32
 	arrKeys map[[4]int64]int32
-	keyRows [][]any
-	counts  []int64
-	accs    []accumulator
-	keyBuf  []byte
-	gids    []int32
-	touched []int32
-	mark    []bool
-	free    []int32
-	byEnd   map[int64][]int32
-	seen    []int64 // TTL: the watermark at each group's last change
-	recent  []int32 // TTL: groups changed since the last watermark
-	swept   int64
+	// dense indexes one-column int keys in a narrow range directly (group id + 1).
+	dense     []int32
+	denseBase int64
+	denseOff  bool
+	keyRows   [][]any
+	counts    []int64
+	accs      []accumulator
+	keyBuf    []byte
+	gids      []int32
+	touched   []int32
+	mark      []bool
+	free      []int32
+	byEnd     map[int64][]int32
+	seen      []int64 // TTL: the watermark at each group's last change
+	recent    []int32 // TTL: groups changed since the last watermark
+	swept     int64
 }
 
 var _ Operator = (*HashAgg)(nil)
@@ -402,13 +406,7 @@ func (h *HashAgg) assign(b *Batch) {
 				continue
 			}
 			if len(cols) == 1 {
-				v := cols[0][i]
-				g, ok := h.intKeys[v]
-				if !ok {
-					g = h.newGroup([]any{v})
-					h.intKeys[v] = g
-				}
-				h.gids = append(h.gids, g)
+				h.gids = append(h.gids, h.intGroup(cols[0][i]))
 				continue
 			}
 			var key [4]int64
@@ -431,6 +429,40 @@ func (h *HashAgg) assign(b *Batch) {
 	for i := 0; i < b.N; i++ {
 		h.gids = append(h.gids, h.stringGroup(b, i))
 	}
+}
+
+// denseSpan is the widest key range kept in a directly indexed table.
+const denseSpan = 1 << 16
+
+// intGroup finds or creates the group of a one-column int64 key. Keys within denseSpan of
+// the first one are indexed directly (no hashing); any other key moves every key to the map.
+func (h *HashAgg) intGroup(v int64) int32 {
+	if h.dense != nil {
+		if d := v - h.denseBase; d >= 0 && d < denseSpan {
+			if g := h.dense[d]; g > 0 {
+				return g - 1
+			}
+			g := h.newGroup([]any{v})
+			h.dense[d] = g + 1
+			return g
+		}
+		for d, g := range h.dense {
+			if g > 0 {
+				h.intKeys[h.denseBase+int64(d)] = g - 1
+			}
+		}
+		h.dense = nil
+	} else if len(h.intKeys) == 0 && !h.denseOff {
+		h.dense, h.denseBase = make([]int32, denseSpan), v-denseSpan/2
+		return h.intGroup(v)
+	}
+	h.denseOff = true
+	g, ok := h.intKeys[v]
+	if !ok {
+		g = h.newGroup([]any{v})
+		h.intKeys[v] = g
+	}
+	return g
 }
 
 func (h *HashAgg) rowHasNull(b *Batch, i int) bool {
@@ -468,9 +500,12 @@ func (h *HashAgg) forget(key []any) {
 			arr[k] = x
 		}
 		if !null {
-			if len(key) == 1 {
+			switch {
+			case len(key) == 1 && h.dense != nil:
+				h.dense[arr[0]-h.denseBase] = 0
+			case len(key) == 1:
 				delete(h.intKeys, arr[0])
-			} else {
+			default:
 				delete(h.arrKeys, arr)
 			}
 			return
@@ -612,6 +647,18 @@ func (s *intSumAcc) grow(g int) {
 func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	vals := Int64s(col)
 	noNulls := col.NullN() == 0
+	if noNulls && b.W == nil {
+		for i, g := range gids {
+			v := vals[i]
+			r := s.sum[g] + v
+			if (r > s.sum[g]) != (v > 0) && v != 0 {
+				return fmt.Errorf("integer overflow in SUM")
+			}
+			s.sum[g] = r
+			s.n[g]++
+		}
+		return nil
+	}
 	for i, g := range gids {
 		if !noNulls && col.IsNull(i) {
 			continue
@@ -924,6 +971,7 @@ func (h *HashAgg) remember(key []any, g int32) {
 		}
 		if !null {
 			if len(key) == 1 {
+				h.denseOff = true
 				h.intKeys[arr[0]] = g
 			} else {
 				h.arrKeys[arr] = g
