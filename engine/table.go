@@ -177,7 +177,7 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		t.cols[idx].NotNull = true
 	}
 	t.data = table.New(ent.ID, t.names(), t.types(), pk, &e.seq, e.store, e.cacheSize())
-	t.rel = &plan.Relation{Name: t.name, Cols: t.cols, Handle: t, AppendOnly: len(pk) == 0, PK: pk, TimeCol: t.wmCol}
+	t.rel = &plan.Relation{Name: t.name, Cols: t.cols, Handle: t, PK: pk, TimeCol: t.wmCol}
 	e.tables[strings.ToLower(t.name)] = t
 	return t, nil
 }

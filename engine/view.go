@@ -124,7 +124,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		v.cols = append(v.cols, catalog.Column{Name: c.Name, Type: c.T})
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
-	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, IsView: true, TimeCol: -1}
+	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: -1}
 	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
 	}})

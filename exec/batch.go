@@ -2,7 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -366,18 +365,4 @@ func (b *Batch) Row(i int) []any {
 		r[c] = Value(col, i)
 	}
 	return r
-}
-
-// Format renders a batch as text, one row per line with its weight, for tests and EXPLAIN ANALYZE-style debugging.
-func (b *Batch) Format(ts []types.T) string {
-	var sb strings.Builder
-	for i := 0; i < b.N; i++ {
-		fmt.Fprintf(&sb, "%+d", b.Weight(i))
-		for c, col := range b.Cols {
-			sb.WriteString(" ")
-			sb.WriteString(types.Display(Value(col, i), ts[c]))
-		}
-		sb.WriteString("\n")
-	}
-	return sb.String()
 }

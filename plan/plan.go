@@ -45,10 +45,6 @@ type Relation struct {
 	Cols []catalog.Column
 	// Handle is the engine's object behind the relation.
 	Handle any
-	// IsView is true for materialized views and system tables (read-only).
-	IsView bool
-	// AppendOnly is true when the relation never retracts rows.
-	AppendOnly bool
 	// PK lists the primary key columns; TimeCol is the event-time (WATERMARK) column or -1.
 	PK      []int
 	TimeCol int
