@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -41,6 +42,11 @@ func Open(path string, syncWrites bool) (*Store, error) {
 		Cache:              pebble.NewCache(256 << 20),
 		MemTableSize:       32 << 20,
 		Logger:             quietLogger{},
+	}
+	// Segments are columnar and mostly rewritten by compactions once: the newest levels
+	// skip compression, which costs CPU on every flush; the bottom keeps Pebble's default.
+	for i := 0; i < 3; i++ {
+		opts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
 	}
 	defer opts.Cache.Unref()
 	if path == "" {

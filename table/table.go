@@ -444,6 +444,7 @@ func (t *Table) schema() *arrow.Schema {
 func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
 	rec := array.NewRecordBatch(t.schema(), b.Cols, int64(b.N))
 	var buf bytes.Buffer
+	buf.Grow(b.N*len(b.Cols)*9 + 1024)
 	if tombstone {
 		buf.WriteByte(1)
 	} else {
