@@ -22,8 +22,8 @@ type feeder struct {
 	src    connector.Source
 	cancel context.CancelFunc
 	done   chan struct{}
-	err    error // why it stopped, if not by EOF or Close
-	eof    bool
+	err    error // why it stopped, if not by EOF or Close (under the engine's lock)
+	eof    bool  // the source is exhausted (under the engine's lock)
 	// offset is the committed offset (read under the engine's lock).
 	offset int64
 }
@@ -53,17 +53,23 @@ func (e *Engine) startFeeder(t *tableObj, src connector.Source) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &feeder{src: src, cancel: cancel, done: make(chan struct{}), offset: src.Offset()}
 	t.feeder = f
+	// stopped records why the feeder ended; status readers hold the engine's lock.
+	stopped := func(eof bool, err error) {
+		e.mu.Lock()
+		f.eof, f.err = eof, err
+		e.mu.Unlock()
+	}
 	go func() {
 		defer close(f.done)
 		for {
 			b, err := src.Next(ctx, sourceBatch)
 			if errors.Is(err, io.EOF) {
-				f.eof = true
+				stopped(true, nil)
 				return
 			}
 			if err != nil {
 				if ctx.Err() == nil {
-					f.err = err
+					stopped(false, err)
 				}
 				return
 			}
@@ -73,9 +79,11 @@ func (e *Engine) startFeeder(t *tableObj, src connector.Source) {
 				return
 			}
 			err = e.insertFrom(t, b, src.Offset())
-			e.mu.Unlock()
 			if err != nil {
 				f.err = fmt.Errorf("connector of %s stopped: %w", t.name, err)
+			}
+			e.mu.Unlock()
+			if err != nil {
 				return
 			}
 		}
