@@ -1,0 +1,411 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// accumulator is the columnar state of one aggregate across all groups.
+type accumulator interface {
+	grow(groups int)
+	reset(g int32)
+	update(gids []int32, col arrow.Array, b *Batch) error
+	result(g int32) any
+	// column builds the results of groups gs as an array of type t.
+	column(gs []int32, t types.T) arrow.Array
+	// save and load checkpoint group g's state.
+	save(w *StateWriter, g int32)
+	load(r *StateReader, g int32)
+}
+
+// resultColumn builds a result column value by value (accumulators without a typed path).
+func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
+	bl := NewBuilder(t, len(gs))
+	for _, g := range gs {
+		bl.Append(a.result(g))
+	}
+	return bl.Finish()
+}
+
+func newAccumulator(a AggSpec, retract bool) accumulator {
+	if a.Distinct && a.Fn != AggMin && a.Fn != AggMax {
+		return &distinctAcc{spec: a}
+	}
+	switch a.Fn {
+	case AggCountStar, AggCount:
+		return &countAcc{star: a.Fn == AggCountStar}
+	case AggSum, AggAvg:
+		if a.In.Phys() == types.PhysFloat64 {
+			return &floatSumAcc{avg: a.Fn == AggAvg}
+		}
+		scale := 0.0
+		if a.In.Kind == types.Decimal {
+			scale = float64(types.Pow10[a.In.Scale])
+		}
+		return &intSumAcc{avg: a.Fn == AggAvg, scale: scale}
+	}
+	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
+}
+
+type countAcc struct {
+	star bool
+	n    []int64
+}
+
+func (c *countAcc) grow(g int) {
+	for len(c.n) < g {
+		c.n = append(c.n, 0)
+	}
+}
+
+func (c *countAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	if c.star || col.NullN() == 0 {
+		if b.W == nil {
+			for _, g := range gids {
+				c.n[g]++
+			}
+			return nil
+		}
+		for i, g := range gids {
+			c.n[g] += b.W[i]
+		}
+		return nil
+	}
+	for i, g := range gids {
+		if col.IsValid(i) {
+			c.n[g] += b.Weight(i)
+		}
+	}
+	return nil
+}
+
+func (c *countAcc) result(g int32) any { return c.n[g] }
+
+func (c *countAcc) column(gs []int32, _ types.T) arrow.Array {
+	vals := make([]int64, len(gs))
+	for i, g := range gs {
+		vals[i] = c.n[g]
+	}
+	return NewInt64(vals, nil)
+}
+
+func (c *countAcc) reset(g int32) { c.n[g] = 0 }
+
+// intSumAcc sums int64 physical values (integers, decimals) with overflow checks.
+type intSumAcc struct {
+	avg   bool
+	scale float64 // DECIMAL's 10^scale for AVG; 0 for integers
+	sum   []int64
+	n     []int64
+}
+
+func (s *intSumAcc) grow(g int) {
+	for len(s.sum) < g {
+		s.sum = append(s.sum, 0)
+		s.n = append(s.n, 0)
+	}
+}
+
+func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	vals := Int64s(col)
+	noNulls := col.NullN() == 0
+	if noNulls && b.W == nil {
+		for i, g := range gids {
+			v := vals[i]
+			r := s.sum[g] + v
+			if (r > s.sum[g]) != (v > 0) && v != 0 {
+				return fmt.Errorf("integer overflow in SUM")
+			}
+			s.sum[g] = r
+			s.n[g]++
+		}
+		return nil
+	}
+	for i, g := range gids {
+		if !noNulls && col.IsNull(i) {
+			continue
+		}
+		w := b.Weight(i)
+		v := vals[i]
+		if w != 1 {
+			hi, lo := bits.Mul64(uint64(abs64(v)), uint64(abs64(w)))
+			if hi != 0 || lo > math.MaxInt64 {
+				return fmt.Errorf("integer overflow in SUM")
+			}
+			v *= w
+		}
+		r := s.sum[g] + v
+		if (r > s.sum[g]) != (v > 0) && v != 0 {
+			return fmt.Errorf("integer overflow in SUM")
+		}
+		s.sum[g] = r
+		s.n[g] += w
+	}
+	return nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func (s *intSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+
+func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
+	if s.avg {
+		return resultColumn(s, gs, t)
+	}
+	vals := make([]int64, len(gs))
+	var valid []bool
+	for i, g := range gs {
+		if s.n[g] <= 0 {
+			if valid == nil {
+				valid = make([]bool, len(gs))
+				for k := 0; k < i; k++ {
+					valid[k] = true
+				}
+			}
+			continue
+		}
+		if valid != nil {
+			valid[i] = true
+		}
+		vals[i] = s.sum[g]
+	}
+	return NewInt64(vals, valid)
+}
+
+func (s *intSumAcc) result(g int32) any {
+	if s.n[g] <= 0 {
+		return nil
+	}
+	if s.avg {
+		f := float64(s.sum[g]) / float64(s.n[g])
+		if s.scale != 0 {
+			f /= s.scale
+		}
+		return f
+	}
+	return s.sum[g]
+}
+
+type floatSumAcc struct {
+	avg bool
+	sum []float64
+	n   []int64
+}
+
+func (s *floatSumAcc) grow(g int) {
+	for len(s.sum) < g {
+		s.sum = append(s.sum, 0)
+		s.n = append(s.n, 0)
+	}
+}
+
+func (s *floatSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	vals := Float64s(col)
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		w := b.Weight(i)
+		s.sum[g] += vals[i] * float64(w)
+		s.n[g] += w
+	}
+	return nil
+}
+
+func (s *floatSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+
+func (s *floatSumAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(s, gs, t) }
+
+func (s *floatSumAcc) result(g int32) any {
+	if s.n[g] <= 0 {
+		return nil
+	}
+	if s.avg {
+		return s.sum[g] / float64(s.n[g])
+	}
+	return s.sum[g]
+}
+
+// extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
+// input can retract, a multiset of values so the extreme can be recomputed.
+type extremeAcc struct {
+	max, retract bool
+	val          []any
+	multi        []map[any]int64
+}
+
+func (e *extremeAcc) grow(g int) {
+	for len(e.val) < g {
+		e.val = append(e.val, nil)
+		var m map[any]int64
+		if e.retract {
+			m = map[any]int64{}
+		}
+		e.multi = append(e.multi, m)
+	}
+}
+
+func (e *extremeAcc) better(a, b any) bool {
+	c := CompareValues(a, b)
+	if e.max {
+		return c > 0
+	}
+	return c < 0
+}
+
+func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		v := Value(col, i)
+		w := b.Weight(i)
+		if e.multi[g] == nil && w < 0 {
+			return fmt.Errorf("internal error: MIN/MAX retraction on an insert-only aggregate")
+		}
+		if m := e.multi[g]; m != nil {
+			m[v] += w
+			if m[v] == 0 {
+				delete(m, v)
+			}
+			e.val[g] = nil
+			for x := range m {
+				if e.val[g] == nil || e.better(x, e.val[g]) {
+					e.val[g] = x
+				}
+			}
+			continue
+		}
+		if e.val[g] == nil || e.better(v, e.val[g]) {
+			e.val[g] = v
+		}
+	}
+	return nil
+}
+
+func (e *extremeAcc) result(g int32) any { return e.val[g] }
+
+func (e *extremeAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(e, gs, t) }
+
+func (e *extremeAcc) reset(g int32) {
+	e.val[g] = nil
+	if e.retract {
+		e.multi[g] = map[any]int64{}
+	}
+}
+
+// distinctAcc keeps, per group, the multiset of distinct non-null values.
+type distinctAcc struct {
+	spec AggSpec
+	sets []map[any]int64
+}
+
+func (d *distinctAcc) grow(g int) {
+	for len(d.sets) < g {
+		d.sets = append(d.sets, map[any]int64{})
+	}
+}
+
+func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		v := Value(col, i)
+		d.sets[g][v] += b.Weight(i)
+		if d.sets[g][v] == 0 {
+			delete(d.sets[g], v)
+		}
+	}
+	return nil
+}
+
+func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
+
+func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
+
+func (d *distinctAcc) result(g int32) any {
+	set := d.sets[g]
+	if d.spec.Fn == AggCount {
+		return int64(len(set))
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	var isum int64
+	var fsum float64
+	for v := range set {
+		switch x := v.(type) {
+		case int64:
+			isum += x
+			fsum += float64(x)
+		case float64:
+			fsum += x
+		}
+	}
+	if d.spec.Fn == AggAvg {
+		if d.spec.In.Kind == types.Decimal {
+			fsum /= float64(types.Pow10[d.spec.In.Scale])
+		}
+		return fsum / float64(len(set))
+	}
+	if d.spec.In.Phys() == types.PhysFloat64 {
+		return fsum
+	}
+	return isum
+}
+
+func (c *countAcc) save(w *StateWriter, g int32)  { w.Int(c.n[g]) }
+func (c *countAcc) load(r *StateReader, g int32)  { c.n[g] = r.Int() }
+func (s *intSumAcc) save(w *StateWriter, g int32) { w.Int(s.sum[g]); w.Int(s.n[g]) }
+func (s *intSumAcc) load(r *StateReader, g int32) { s.sum[g], s.n[g] = r.Int(), r.Int() }
+func (s *floatSumAcc) save(w *StateWriter, g int32) {
+	w.Value(s.sum[g])
+	w.Int(s.n[g])
+}
+func (s *floatSumAcc) load(r *StateReader, g int32) {
+	if f, ok := r.Value().(float64); ok {
+		s.sum[g] = f
+	}
+	s.n[g] = r.Int()
+}
+func (e *extremeAcc) save(w *StateWriter, g int32) {
+	w.Value(e.val[g])
+	saveMultiset(w, e.multi[g])
+}
+func (e *extremeAcc) load(r *StateReader, g int32) {
+	e.val[g] = r.Value()
+	if m := loadMultiset(r); e.retract {
+		e.multi[g] = m
+	}
+}
+func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
+func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
+
+func saveMultiset(w *StateWriter, m map[any]int64) {
+	w.Int(int64(len(m)))
+	for v, n := range m {
+		w.Value(v)
+		w.Int(n)
+	}
+}
+
+func loadMultiset(r *StateReader) map[any]int64 {
+	n := r.Len()
+	m := make(map[any]int64, max(n, 0))
+	for i := 0; i < n && r.Err() == nil; i++ {
+		v := r.Value()
+		m[v] = r.Int()
+	}
+	return m
+}

@@ -1,0 +1,296 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
+	defer b.pushCTEs(n.With)()
+	node, err := b.bindSetList(n.SelectList, outer)
+	if err != nil {
+		return nil, err
+	}
+	if n.OrderBy != nil {
+		cols := node.Schema()
+		var keys []exec.SortKey
+		for _, item := range n.OrderBy.Items {
+			idx := -1
+			switch e := item.Expr.(type) {
+			case *ast.PositionExpr:
+				idx = e.N - 1
+			case *ast.ColumnNameExpr:
+				for i, c := range cols {
+					if strings.EqualFold(c.Name, e.Name.Name.O) {
+						idx = i
+						break
+					}
+				}
+			}
+			if idx < 0 || idx >= len(cols) {
+				return nil, b.errAt(item.Expr, "ORDER BY of a set operation must name an output column or position")
+			}
+			keys = append(keys, exec.SortKey{Col: idx, Desc: item.Desc})
+		}
+		if !b.Streaming {
+			node = &Sort{Input: node, Keys: keys}
+		}
+	}
+	if n.Limit != nil {
+		return b.bindLimit(n.Limit, node)
+	}
+	return node, nil
+}
+
+func (b *Binder) bindSetList(l *ast.SetOprSelectList, outer *scope) (Node, error) {
+	var acc Node
+	for i, s := range l.Selects {
+		var node Node
+		var err error
+		var op *ast.SetOprType
+		switch x := s.(type) {
+		case *ast.SelectStmt:
+			node, err = b.bindSelect(x, outer)
+			op = x.AfterSetOperator
+		case *ast.SetOprSelectList:
+			node, err = b.bindSetList(x, outer)
+			op = x.AfterSetOperator
+		default:
+			return nil, b.errAt(l, "unsupported set operation operand")
+		}
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			acc = node
+			continue
+		}
+		if acc, err = b.setOp(acc, node, *op, s); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
+}
+
+func (b *Binder) setOp(l, r Node, op ast.SetOprType, at ast.Node) (Node, error) {
+	lc, rc := l.Schema(), r.Schema()
+	if len(lc) != len(rc) {
+		return nil, b.errAt(at, "each side of %s must have the same number of columns: %d and %d", setOpName(op), len(lc), len(rc))
+	}
+	cols := make([]Col, len(lc))
+	for i := range lc {
+		t, err := exec.CommonType(lc[i].T, rc[i].T)
+		if err != nil {
+			return nil, b.errAt(at, "column %d of %s: %s", i+1, setOpName(op), err)
+		}
+		cols[i] = Col{Name: lc[i].Name, T: t}
+	}
+	lp, err := coerceAll(l, cols)
+	if err != nil {
+		return nil, b.errAt(at, "%s", err)
+	}
+	rp, err := coerceAll(r, cols)
+	if err != nil {
+		return nil, b.errAt(at, "%s", err)
+	}
+	switch op {
+	case ast.UnionAll:
+		return &Union{Inputs: []Node{lp, rp}}, nil
+	case ast.Union:
+		return distinct(&Union{Inputs: []Node{lp, rp}}), nil
+	case ast.Intersect, ast.Except:
+		return b.intersectExcept(lp, rp, cols, op == ast.Intersect), nil
+	}
+	return nil, b.errAt(at, "%s is not supported", setOpName(op))
+}
+
+// intersectExcept tags each side's rows, counts the tags per distinct row and keeps the rows
+// present on both sides (INTERSECT) or only on the left (EXCEPT).
+func (b *Binder) intersectExcept(l, r Node, cols []Col, intersect bool) Node {
+	tag := func(n Node, left bool) Node {
+		exprs := make([]exec.Expr, 0, len(cols)+2)
+		pc := append([]Col{}, cols...)
+		for i, c := range cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		one, zero := &exec.Const{V: int64(1), T: types.TBigInt}, &exec.Const{V: int64(0), T: types.TBigInt}
+		if left {
+			exprs = append(exprs, one, zero)
+		} else {
+			exprs = append(exprs, zero, one)
+		}
+		pc = append(pc, Col{Name: "l", T: types.TBigInt}, Col{Name: "r", T: types.TBigInt})
+		return &Project{Input: n, Exprs: exprs, cols: pc}
+	}
+	u := &Union{Inputs: []Node{tag(l, true), tag(r, false)}}
+	k := len(cols)
+	aggCols := append(append([]Col{}, cols...), Col{Name: "l", T: types.TBigInt}, Col{Name: "r", T: types.TBigInt})
+	agg := &Aggregate{Input: u, NumKeys: k, cols: aggCols, Aggs: []exec.AggSpec{
+		{Fn: exec.AggSum, Arg: k, In: types.TBigInt}, {Fn: exec.AggSum, Arg: k + 1, In: types.TBigInt}}}
+	zero := &exec.Const{V: int64(0), T: types.TBigInt}
+	lpos, _ := exec.NewBinary(">", &exec.ColRef{Idx: k, T: types.TBigInt}, zero)
+	rop := "="
+	if intersect {
+		rop = ">"
+	}
+	rcond, _ := exec.NewBinary(rop, &exec.ColRef{Idx: k + 1, T: types.TBigInt}, zero)
+	pred, _ := exec.NewBinary("AND", lpos, rcond)
+	return prefix(&Filter{Input: agg, Pred: pred}, k)
+}
+
+func coerceAll(n Node, cols []Col) (Node, error) {
+	sch := n.Schema()
+	same := true
+	exprs := make([]exec.Expr, len(cols))
+	for i, c := range cols {
+		var e exec.Expr = &exec.ColRef{Idx: i, T: sch[i].T, Name: sch[i].Name}
+		if sch[i].T != c.T {
+			same = false
+			var err error
+			if e, err = Assignable(e, c.T); err != nil {
+				return nil, err
+			}
+		}
+		exprs[i] = e
+	}
+	if same {
+		return n, nil
+	}
+	out := make([]Col, len(cols))
+	for i := range cols {
+		out[i] = Col{Name: sch[i].Name, Table: sch[i].Table, T: cols[i].T}
+	}
+	return &Project{Input: n, Exprs: exprs, cols: out}, nil
+}
+
+func setOpName(op ast.SetOprType) string {
+	switch op {
+	case ast.Union:
+		return "UNION"
+	case ast.UnionAll:
+		return "UNION ALL"
+	case ast.Except:
+		return "EXCEPT"
+	case ast.Intersect:
+		return "INTERSECT"
+	}
+	return "a set operation"
+}
+
+// Assignable converts a value to a column's type for INSERT, UPDATE and UNION: implicit
+// casts, plus narrowing between numeric types (checked for range per value), as SQL
+// assignment does.
+func Assignable(x exec.Expr, t types.T) (exec.Expr, error) {
+	y, err := exec.Coerce(x, t)
+	if err == nil {
+		return y, nil
+	}
+	if x.Type().IsNumeric() && t.IsNumeric() {
+		return exec.NewCast(x, t, false)
+	}
+	return nil, err
+}
+
+// collectWindowFuncs lists the distinct window function calls of a SELECT's list and ORDER BY.
+func collectWindowFuncs(sel *ast.SelectStmt) []*ast.WindowFuncExpr {
+	var out []*ast.WindowFuncExpr
+	seen := map[string]bool{}
+	v := &winCollector{fn: func(w *ast.WindowFuncExpr) {
+		if t := restore(w); !seen[t] {
+			seen[t] = true
+			out = append(out, w)
+		}
+	}}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return out
+}
+
+type winCollector struct{ fn func(*ast.WindowFuncExpr) }
+
+func (c *winCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.WindowFuncExpr:
+		c.fn(x)
+		return n, true
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+
+func (c *winCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+var rankFuncs = map[string]exec.RankFunc{"row_number": exec.RowNumber, "rank": exec.Rank, "dense_rank": exec.DenseRank}
+
+// bindWindowFuncs computes ranking window functions after WHERE, GROUP BY and HAVING: each
+// appends its value as a column that the select list and ORDER BY then reference.
+func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *scope) (Node, *scope, error) {
+	s := &scope{cols: append([]Col{}, post.cols...), parent: post.parent, agg: post.agg, win: map[string]int{}}
+	for _, w := range wins {
+		fn, ok := rankFuncs[strings.ToLower(w.Name)]
+		if !ok {
+			return nil, nil, b.errAt(w, "window function %s is not supported (ROW_NUMBER, RANK and DENSE_RANK are)", strings.ToUpper(w.Name))
+		}
+		if w.Spec.Name.L != "" || w.Spec.Ref.L != "" || w.Spec.Frame != nil {
+			return nil, nil, b.errAt(w, "named windows and frames are not supported")
+		}
+		exprs := make([]exec.Expr, 0, len(s.cols)+4)
+		for i, c := range s.cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		cols := append([]Col{}, s.cols...)
+		add := func(e ast.ExprNode) (int, error) {
+			x, err := b.bindExpr(e, s)
+			if err != nil {
+				return 0, err
+			}
+			if r, ok := x.(*exec.ColRef); ok {
+				return r.Idx, nil
+			}
+			exprs = append(exprs, x)
+			cols = append(cols, Col{Name: restore(e), T: x.Type()})
+			return len(exprs) - 1, nil
+		}
+		r := &Rank{Fn: fn}
+		if w.Spec.PartitionBy != nil {
+			for _, it := range w.Spec.PartitionBy.Items {
+				i, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.PartCols = append(r.PartCols, i)
+			}
+		}
+		if w.Spec.OrderBy != nil {
+			for _, it := range w.Spec.OrderBy.Items {
+				i, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.Order = append(r.Order, exec.SortKey{Col: i, Desc: it.Desc})
+			}
+		}
+		if len(exprs) > len(s.cols) {
+			input = &Project{Input: input, Exprs: exprs, cols: cols}
+		}
+		r.Input = input
+		r.cols = append(append([]Col{}, cols...), Col{Name: strings.ToLower(w.Name), T: types.TBigInt})
+		input = r
+		s.cols = r.cols
+		s.win[restore(w)] = len(r.cols) - 1
+	}
+	return input, s, nil
+}
