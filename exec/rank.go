@@ -6,26 +6,42 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// RankFunc is a ranking window function.
+// RankFunc is a window function.
 type RankFunc uint8
 
-// Ranking functions.
+// Window functions: ranking, offsets, and aggregates over the window frame.
 const (
 	RowNumber RankFunc = iota
 	Rank
 	DenseRank
+	Lag
+	Lead
+	FirstValue
+	LastValue
+	WinCountStar
+	WinCount
+	WinSum
+	WinAvg
+	WinMin
+	WinMax
 )
 
-// Ranker appends a ranking column (ROW_NUMBER, RANK or DENSE_RANK OVER (PARTITION BY ...
-// ORDER BY ...)) to its input. It keeps each partition's rows; in Batch mode it emits every
-// partition ranked at End, otherwise, after each batch, it retracts a changed partition's
-// previous ranked rows and inserts the new ones. When Limit >= 0 only rows ranked <= Limit
-// are emitted (Top-N), which keeps the changes of a partition to its top rows.
+// Ranker appends a window function's value (fn(...) OVER (PARTITION BY ... ORDER BY ...))
+// to each row of its input. It keeps each partition's rows; in Batch mode it emits every
+// partition at End, otherwise, after each batch, it retracts a changed partition's previous
+// rows and inserts the new ones. When Limit >= 0 only rows ranked <= Limit are emitted
+// (Top-N). Offsets (LAG, LEAD) read Arg Offset rows away, or Default; FIRST_VALUE,
+// LAST_VALUE and aggregates see the frame SQL gives by default: with ORDER BY, the partition
+// up to the current row and its peers; without, the whole partition.
 type Ranker struct {
 	Fn       RankFunc
 	PartCols []int
 	Order    []SortKey
 	Types    []types.T // input column types
+	Arg      int       // the argument column (offsets, values, aggregates)
+	Offset   int64     // LAG / LEAD
+	Default  any       // LAG / LEAD beyond the partition
+	ResultT  types.T   // the appended column's type
 	Limit    int64
 	Batch    bool
 	Out      Output
@@ -95,7 +111,7 @@ func (r *Ranker) emit(all bool) error {
 		}
 	}
 	sort.Strings(keys)
-	outT := append(append([]types.T{}, r.Types...), types.TBigInt)
+	outT := append(append([]types.T{}, r.Types...), r.ResultT)
 	for _, k := range keys {
 		p := r.parts[k]
 		p.dirty = false
@@ -146,33 +162,145 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
 		}
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return r.less(rows[a], rows[b]) })
+	vals := r.values(rows)
 	out := make([][]any, 0, len(rows))
-	var rank, dense int64
 	for i, row := range rows {
-		switch {
-		case i == 0:
-			rank, dense = 1, 1
-		case r.Fn == RowNumber:
-			rank = int64(i + 1)
-		case r.less(rows[i-1], row):
-			rank, dense = int64(i+1), dense+1
-		}
-		n := rank
-		if r.Fn == DenseRank {
-			n = dense
-		}
-		if r.Fn == RowNumber {
-			n = int64(i + 1)
-		}
-		if r.Limit >= 0 && n > r.Limit {
+		if r.Limit >= 0 && vals[i].(int64) > r.Limit {
 			break
 		}
-		out = append(out, append(append([]any{}, row...), n))
+		out = append(out, append(append([]any{}, row...), vals[i]))
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return RowsToBatch(out, outT)
+}
+
+// values computes the function for the sorted rows of one partition.
+func (r *Ranker) values(rows [][]any) []any {
+	n := len(rows)
+	out := make([]any, n)
+	// frameEnd[i] is the last row of row i's frame: its last peer with ORDER BY, else the
+	// partition's last row.
+	frameEnd := make([]int, n)
+	for i := n - 1; i >= 0; i-- {
+		switch {
+		case len(r.Order) == 0 || i == n-1:
+			frameEnd[i] = n - 1
+		case r.less(rows[i], rows[i+1]):
+			frameEnd[i] = i
+		default:
+			frameEnd[i] = frameEnd[i+1]
+		}
+	}
+	switch r.Fn {
+	case RowNumber, Rank, DenseRank:
+		var rank, dense int64
+		for i := range rows {
+			switch {
+			case i == 0:
+				rank, dense = 1, 1
+			case r.less(rows[i-1], rows[i]):
+				rank, dense = int64(i+1), dense+1
+			}
+			switch r.Fn {
+			case RowNumber:
+				out[i] = int64(i + 1)
+			case Rank:
+				out[i] = rank
+			default:
+				out[i] = dense
+			}
+		}
+	case Lag, Lead:
+		d := int(r.Offset)
+		if r.Fn == Lag {
+			d = -d
+		}
+		for i := range rows {
+			if j := i + d; j >= 0 && j < n {
+				out[i] = rows[j][r.Arg]
+			} else {
+				out[i] = r.Default
+			}
+		}
+	case FirstValue:
+		for i := range rows {
+			out[i] = rows[0][r.Arg]
+		}
+	case LastValue:
+		for i := range rows {
+			out[i] = rows[frameEnd[i]][r.Arg]
+		}
+	default:
+		// Aggregates: running over the frame, computed once per frame end.
+		var acc frameAcc
+		done := 0
+		for i := range rows {
+			for ; done <= frameEnd[i]; done++ {
+				acc.add(rows[done][r.Arg])
+			}
+			out[i] = acc.result(r.Fn, r.ResultT, r.Types[r.Arg])
+		}
+	}
+	return out
+}
+
+// frameAcc accumulates an aggregate window function's frame.
+type frameAcc struct {
+	rows, n int64
+	isum    int64
+	fsum    float64
+	min     any
+	max     any
+}
+
+func (a *frameAcc) add(v any) {
+	a.rows++
+	if v == nil {
+		return
+	}
+	a.n++
+	switch x := v.(type) {
+	case int64:
+		a.isum += x
+		a.fsum += float64(x)
+	case float64:
+		a.fsum += x
+	}
+	if a.min == nil || CompareValues(v, a.min) < 0 {
+		a.min = v
+	}
+	if a.max == nil || CompareValues(v, a.max) > 0 {
+		a.max = v
+	}
+}
+
+func (a *frameAcc) result(fn RankFunc, t, in types.T) any {
+	switch fn {
+	case WinCountStar:
+		return a.rows
+	case WinCount:
+		return a.n
+	case WinMin:
+		return a.min
+	case WinMax:
+		return a.max
+	}
+	if a.n == 0 {
+		return nil
+	}
+	if fn == WinAvg {
+		f := a.fsum / float64(a.n)
+		if in.Kind == types.Decimal {
+			f /= float64(types.Pow10[in.Scale])
+		}
+		return f
+	}
+	if t.Phys() == types.PhysFloat64 {
+		return a.fsum
+	}
+	return a.isum
 }
 
 func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
@@ -197,7 +325,7 @@ func (r *Ranker) SaveState(w *StateWriter) {
 // LoadState implements Stateful.
 func (r *Ranker) LoadState(rd *StateReader) error {
 	r.parts = map[string]*rankPart{}
-	outT := append(append([]types.T{}, r.Types...), types.TBigInt)
+	outT := append(append([]types.T{}, r.Types...), r.ResultT)
 	n := rd.Len()
 	for i := 0; i < n && rd.Err() == nil; i++ {
 		k, _ := rd.Value().(string)

@@ -141,7 +141,9 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Limit:
 		return bd.build(x.Input, exec.Output{Op: &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}})
 	case *Rank:
-		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Limit: -1, Batch: bd.opt.Batch, Out: out}
+		sch := x.Schema()
+		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Arg: x.Arg,
+			Offset: x.Offset, Default: x.Default, ResultT: sch[len(sch)-1].T, Limit: -1, Batch: bd.opt.Batch, Out: out}
 		return bd.build(x.Input, bd.stateful(r, 0))
 	case *Union:
 		u := &exec.Union{Ports: len(x.Inputs), Out: out}

@@ -146,12 +146,15 @@ type Limit struct {
 	Count, Offset int64
 }
 
-// Rank appends a ranking window function's value to each row.
+// Rank appends a window function's value to each row.
 type Rank struct {
 	Input    Node
 	Fn       exec.RankFunc
 	PartCols []int
 	Order    []exec.SortKey
+	Arg      int
+	Offset   int64
+	Default  any
 	cols     []Col
 }
 
@@ -325,7 +328,7 @@ func (n *Rank) explain() string {
 		}
 		keys = append(keys, s)
 	}
-	fn := [...]string{"row_number", "rank", "dense_rank"}[n.Fn]
+	fn := n.cols[len(n.cols)-1].Name
 	return fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
 }
 

@@ -1,0 +1,183 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// collectWindowFuncs lists the distinct window function calls of a SELECT's list and ORDER BY.
+func collectWindowFuncs(sel *ast.SelectStmt) []*ast.WindowFuncExpr {
+	var out []*ast.WindowFuncExpr
+	seen := map[string]bool{}
+	v := &winCollector{fn: func(w *ast.WindowFuncExpr) {
+		if t := restore(w); !seen[t] {
+			seen[t] = true
+			out = append(out, w)
+		}
+	}}
+	for _, f := range sel.Fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(v)
+		}
+	}
+	if sel.OrderBy != nil {
+		for _, it := range sel.OrderBy.Items {
+			it.Expr.Accept(v)
+		}
+	}
+	return out
+}
+
+type winCollector struct{ fn func(*ast.WindowFuncExpr) }
+
+func (c *winCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.WindowFuncExpr:
+		c.fn(x)
+		return n, true
+	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		return n, true
+	}
+	return n, false
+}
+
+func (c *winCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+var rankFuncs = map[string]exec.RankFunc{"row_number": exec.RowNumber, "rank": exec.Rank, "dense_rank": exec.DenseRank,
+	"lag": exec.Lag, "lead": exec.Lead, "first_value": exec.FirstValue, "last_value": exec.LastValue,
+	"count": exec.WinCount, "sum": exec.WinSum, "avg": exec.WinAvg, "min": exec.WinMin, "max": exec.WinMax}
+
+// bindWindowFuncs computes window functions after WHERE, GROUP BY and HAVING: each appends
+// its value as a column that the select list and ORDER BY then reference.
+func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *scope) (Node, *scope, error) {
+	s := &scope{cols: append([]Col{}, post.cols...), parent: post.parent, agg: post.agg, win: map[string]int{}}
+	for _, w := range wins {
+		name := strings.ToLower(w.Name)
+		fn, ok := rankFuncs[name]
+		if !ok {
+			return nil, nil, b.errAt(w, "window function %s is not supported", strings.ToUpper(w.Name))
+		}
+		if w.Spec.Name.L != "" || w.Spec.Ref.L != "" || w.Spec.Frame != nil || w.Distinct {
+			return nil, nil, b.errAt(w, "named windows, explicit frames and DISTINCT in window functions are not supported")
+		}
+		exprs := make([]exec.Expr, 0, len(s.cols)+4)
+		for i, c := range s.cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		cols := append([]Col{}, s.cols...)
+		add := func(e ast.ExprNode) (int, exec.Expr, error) {
+			x, err := b.bindExpr(e, s)
+			if err != nil {
+				return 0, nil, err
+			}
+			if r, ok := x.(*exec.ColRef); ok {
+				return r.Idx, x, nil
+			}
+			exprs = append(exprs, x)
+			cols = append(cols, Col{Name: restore(e), T: x.Type()})
+			return len(exprs) - 1, x, nil
+		}
+		r := &Rank{Fn: fn, Offset: 1}
+		resultT, err := b.windowArgs(w, r, add)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w.Spec.PartitionBy != nil {
+			for _, it := range w.Spec.PartitionBy.Items {
+				i, _, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.PartCols = append(r.PartCols, i)
+			}
+		}
+		if w.Spec.OrderBy != nil {
+			for _, it := range w.Spec.OrderBy.Items {
+				i, _, err := add(it.Expr)
+				if err != nil {
+					return nil, nil, err
+				}
+				r.Order = append(r.Order, exec.SortKey{Col: i, Desc: it.Desc})
+			}
+		}
+		if len(exprs) > len(s.cols) {
+			input = &Project{Input: input, Exprs: exprs, cols: cols}
+		}
+		r.Input = input
+		r.cols = append(append([]Col{}, cols...), Col{Name: name, T: resultT})
+		input = r
+		s.cols = r.cols
+		s.win[restore(w)] = len(r.cols) - 1
+	}
+	return input, s, nil
+}
+
+// windowArgs binds a window function's arguments into r and returns its result type.
+func (b *Binder) windowArgs(w *ast.WindowFuncExpr, r *Rank, add func(ast.ExprNode) (int, exec.Expr, error)) (types.T, error) {
+	name := strings.ToUpper(w.Name)
+	switch r.Fn {
+	case exec.RowNumber, exec.Rank, exec.DenseRank:
+		if len(w.Args) > 0 {
+			return types.T{}, b.errAt(w, "%s takes no arguments", name)
+		}
+		return types.TBigInt, nil
+	}
+	if len(w.Args) == 0 {
+		return types.T{}, b.errAt(w, "%s needs an argument", name)
+	}
+	if v, ok := w.Args[0].(*test_driver.ValueExpr); ok && r.Fn == exec.WinCount && v.GetValue() != nil {
+		r.Fn = exec.WinCountStar
+		return types.TBigInt, nil
+	}
+	arg, x, err := add(w.Args[0])
+	if err != nil {
+		return types.T{}, err
+	}
+	r.Arg = arg
+	t := x.Type()
+	switch r.Fn {
+	case exec.WinCount:
+		return types.TBigInt, nil
+	case exec.WinAvg:
+		if !t.IsNumeric() {
+			return types.T{}, b.errAt(w, "AVG needs a numeric argument, got %s", t)
+		}
+		return types.TDouble, nil
+	case exec.WinSum:
+		if !t.IsNumeric() {
+			return types.T{}, b.errAt(w, "SUM needs a numeric argument, got %s", t)
+		}
+		return exec.AggSpec{Fn: exec.AggSum, In: t}.ResultType(), nil
+	case exec.Lag, exec.Lead:
+		if len(w.Args) > 1 {
+			o, err := b.bindExpr(w.Args[1], &scope{})
+			c, isConst := o.(*exec.Const)
+			if err != nil || !isConst {
+				return types.T{}, b.errAt(w, "the offset of %s must be a non-negative integer", name)
+			}
+			off, isInt := c.V.(int64)
+			if !isInt || off < 0 {
+				return types.T{}, b.errAt(w, "the offset of %s must be a non-negative integer", name)
+			}
+			r.Offset = off
+		}
+		if len(w.Args) > 2 {
+			d, err := b.bindExpr(w.Args[2], &scope{})
+			if err != nil {
+				return types.T{}, err
+			}
+			if d, err = exec.Coerce(d, t); err != nil {
+				return types.T{}, b.wrap(w, err)
+			}
+			if r.Default, err = exec.EvalConst(d); err != nil {
+				return types.T{}, b.wrap(w, err)
+			}
+		}
+	}
+	return t, nil
+}
