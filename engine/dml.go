@@ -132,7 +132,7 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 	param := 0
 	for r, row := range s.Rows {
 		if len(row) != len(target) {
-			return nil, s.ErrorAtPos(s.LitPos(row[0]), "row %d has %d values, %d expected", r+1, len(row), len(target))
+			return nil, s.ErrorAtPos(s.Pos, "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
 		}
 		for k, l := range row {
 			col := target[k]
@@ -184,7 +184,7 @@ func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]
 	}
 	for r, row := range lists {
 		if len(row) != len(target) {
-			return nil, s.ErrorAtPos(s.PosOf(row[0]), "row %d has %d values, %d expected", r+1, len(row), len(target))
+			return nil, s.ErrorAtPos(s.Pos, "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
 		}
 		for k, ex := range row {
 			col := target[k]

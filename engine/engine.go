@@ -254,12 +254,18 @@ func NumInput(text string) (int, error) {
 	return n, nil
 }
 
-func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (*Result, error) {
+func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Result, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer func() {
+		// A bug must not take the process down: report it as an internal error.
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("internal error (please report it) in %s: %v", firstWords(s.Text), r)
+		}
+	}()
 	if e.closed {
 		return nil, fmt.Errorf("database is closed")
 	}

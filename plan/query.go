@@ -316,7 +316,10 @@ func (b *Binder) bindPredicate(e ast.ExprNode, s *scope) (exec.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := x.Type().Kind; k != types.Bool && k != types.Null {
+	switch k := x.Type().Kind; {
+	case k == types.Null:
+		return &exec.Const{T: types.TBool}, nil // WHERE NULL: no row passes
+	case k != types.Bool:
 		return nil, b.errAt(e, "condition must be BOOLEAN, got %s", x.Type())
 	}
 	return x, nil
