@@ -33,8 +33,9 @@ vet: ## go vet
 fmt: ## gofmt everything
 	gofmt -w $$(git ls-files '*.go')
 
-fuzz: ## fuzz the SQL front pass for 60s
+fuzz: ## fuzz the SQL front pass and the engine for 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./sql/
+	$(GO) test -run '^$$' -fuzz FuzzExec -fuzztime 60s .
 
 demo: ## open the shell on an in-memory database and run the quickstart
 	$(GO) run ./cmd/streamsql -f examples/quickstart.sql
