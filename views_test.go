@@ -1,0 +1,142 @@
+package streamsql_test
+
+import (
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql"
+)
+
+// viewQueries are maintained incrementally as views and must always equal the same query
+// run as a batch: a batch query is a stream that ends.
+var viewQueries = []string{
+	`SELECT g, COUNT(*) AS n, SUM(v) AS s, MIN(v) AS lo, MAX(v) AS hi, AVG(v) AS av FROM a GROUP BY g`,
+	`SELECT g, COUNT(DISTINCT v) AS d FROM a GROUP BY g HAVING COUNT(*) > 1`,
+	`SELECT DISTINCT g FROM a WHERE v > 3`,
+	`SELECT a.k, b.w FROM a JOIN b ON a.k = b.k`,
+	`SELECT a.k, b.w FROM a LEFT JOIN b ON a.k = b.k`,
+	`SELECT a.k AS ak, b.w FROM a RIGHT JOIN b ON a.k = b.k AND b.w > 2`,
+	`SELECT a.k AS ak, b.k AS bk FROM a FULL JOIN b ON a.g = b.g`,
+	`SELECT g FROM a UNION ALL SELECT g FROM b`,
+	`SELECT COUNT(*) AS n, SUM(w) AS s FROM b`,
+	`SELECT a.g, COUNT(*) AS n FROM a JOIN b ON a.g = b.g GROUP BY a.g`,
+	`SELECT k, v * 2 + 1 AS x, UPPER(s) AS u FROM a WHERE s LIKE 'a%'`,
+	`SELECT g, MAX(w) - MIN(w) AS spread FROM b GROUP BY g`,
+	`SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, k) AS rn FROM a) x WHERE rn <= 2`,
+	`SELECT g, SUM(v) AS s FROM (SELECT * FROM a WHERE v IS NOT NULL) x GROUP BY g`,
+	`SELECT b.g, COUNT(*) AS n FROM b LEFT JOIN a ON a.g = b.g AND a.v < b.w GROUP BY b.g`,
+}
+
+func rowsOf(t *testing.T, db *streamsql.DB, q string) string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		out = append(out, fmt.Sprint(rows.Values()...))
+	}
+	sortStrings(out)
+	return strings.Join(out, "\n")
+}
+
+// TestViewsEqualBatchQueries applies random inserts, upserts, updates and deletes and checks
+// after each that every view equals its query run as a batch, and that a view over a view
+// equals its batch query too.
+func TestViewsEqualBatchQueries(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			r := rand.New(rand.NewSource(seed))
+			dir := t.TempDir()
+			db, err := streamsql.Open(filepath.Join(dir, "db"), streamsql.WithCheckpointInterval(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			mustExec(t, db, `CREATE TABLE a (k BIGINT PRIMARY KEY, g BIGINT, v BIGINT, s VARCHAR)`)
+			mustExec(t, db, `CREATE TABLE b (k BIGINT, g BIGINT, w BIGINT)`)
+			for i, q := range viewQueries {
+				mustExec(t, db, fmt.Sprintf("CREATE MATERIALIZED VIEW v%d AS %s", i, q))
+			}
+			mustExec(t, db, `CREATE MATERIALIZED VIEW vv AS SELECT g, COUNT(*) AS n FROM v0 WHERE n > 1 GROUP BY g`)
+			val := func(n int) string {
+				if r.Intn(6) == 0 {
+					return "NULL"
+				}
+				return fmt.Sprint(r.Intn(n))
+			}
+			str := func() string {
+				if r.Intn(6) == 0 {
+					return "NULL"
+				}
+				return fmt.Sprintf("'%s'", []string{"ax", "ab", "b", "a", "ca"}[r.Intn(5)])
+			}
+			for step := 0; step < 60; step++ {
+				var q string
+				switch r.Intn(6) {
+				case 0, 1:
+					var rows []string
+					for i := 0; i < 1+r.Intn(4); i++ {
+						rows = append(rows, fmt.Sprintf("(%d, %s, %s, %s)", r.Intn(12), val(4), val(8), str()))
+					}
+					q = "INSERT INTO a VALUES " + strings.Join(rows, ", ")
+				case 2:
+					var rows []string
+					for i := 0; i < 1+r.Intn(4); i++ {
+						rows = append(rows, fmt.Sprintf("(%d, %s, %s)", r.Intn(12), val(4), val(6)))
+					}
+					q = "INSERT INTO b VALUES " + strings.Join(rows, ", ")
+				case 3:
+					q = fmt.Sprintf("UPDATE a SET v = %s, g = %s WHERE k = %d", val(8), val(4), r.Intn(12))
+				case 4:
+					q = fmt.Sprintf("DELETE FROM b WHERE w = %d", r.Intn(6))
+				default:
+					q = fmt.Sprintf("DELETE FROM a WHERE k = %d", r.Intn(12))
+				}
+				mustExec(t, db, q)
+				if step == 30 {
+					mustExec(t, db, "CHECKPOINT")
+				}
+				for i, vq := range viewQueries {
+					if got, want := rowsOf(t, db, fmt.Sprintf("SELECT * FROM v%d", i)), rowsOf(t, db, vq); got != want {
+						t.Fatalf("step %d (%s): view v%d = %s\ndiffers from its query:\n%s\nwhich gives:\n%s", step, q, i, got, vq, want)
+					}
+				}
+				want := rowsOf(t, db, `SELECT g, COUNT(*) AS n FROM (`+viewQueries[0]+`) x WHERE n > 1 GROUP BY g`)
+				if got := rowsOf(t, db, "SELECT * FROM vv"); got != want {
+					t.Fatalf("step %d (%s): the view over a view = %s, want %s", step, q, got, want)
+				}
+			}
+			// A copy restored from the checkpoint plus the changes after it agrees too.
+			backup := filepath.Join(dir, "copy")
+			mustExec(t, db, fmt.Sprintf("BACKUP TO '%s'", backup))
+			cp, err := streamsql.Open(backup, streamsql.WithCheckpointInterval(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cp.Close()
+			for i := range viewQueries {
+				q := fmt.Sprintf("SELECT * FROM v%d", i)
+				if got, want := rowsOf(t, cp, q), rowsOf(t, db, q); got != want {
+					t.Errorf("restored view v%d = %s, live %s", i, got, want)
+				}
+			}
+			if got, want := rowsOf(t, cp, "SELECT * FROM vv"), rowsOf(t, db, "SELECT * FROM vv"); got != want {
+				t.Errorf("restored vv = %s, live %s", got, want)
+			}
+		})
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
