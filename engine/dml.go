@@ -396,20 +396,9 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 	return exec.ConcatChanges(removed, added)
 }
 
-// feed sends a table change to every view reading the table, then the table's watermark.
+// feed queues a table change for every view reading the table (see ingest.go).
 func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) error {
-	change := t.change(removed, added, prevW)
-	parts := []*exec.Batch{change}
-	if e.split != nil && (removed == nil || removed.N == 0) && change != nil {
-		parts = e.splitBatch(change, t.types())
-	}
-	var firstErr error
-	for _, l := range t.listeners {
-		if err := l.deliver(parts, t.wm.W); err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("materialized view %s: %w", l.view.name, err)
-		}
-	}
-	return firstErr
+	return e.enqueue(t, t.change(removed, added, prevW), removed == nil || removed.N == 0)
 }
 
 // splitBatch cuts an insert-only change into batches of random sizes (the metamorphic test

@@ -80,6 +80,14 @@ type Engine struct {
 	dirty    bool
 	ckptStop chan struct{}
 	ckptDone chan struct{}
+
+	// Asynchronous delivery to views (ingest.go): committed changes waiting, their rows,
+	// the worker's wake-up and exit, and an error a view raised in the background.
+	queue      []queued
+	queuedRows int
+	ingest     *sync.Cond
+	ingestDone chan struct{}
+	ingestErr  error
 }
 
 // Open opens or creates the database at opts.Path and restores every table and view.
@@ -95,6 +103,7 @@ func Open(opts Options) (*Engine, error) {
 	if opts.SplitSeed != 0 {
 		e.split = rand.New(rand.NewSource(opts.SplitSeed))
 	}
+	e.ingest = sync.NewCond(&e.mu)
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
@@ -109,6 +118,8 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.ingestDone = make(chan struct{})
+	go e.ingestLoop()
 	interval := opts.CheckpointInterval
 	if interval == 0 {
 		interval = time.Second
@@ -208,6 +219,10 @@ func (e *Engine) Close() error {
 		_ = e.checkpoint("close")
 	}
 	e.closed = true
+	e.ingest.Broadcast()
+	e.mu.Unlock()
+	<-e.ingestDone
+	e.mu.Lock()
 	for _, v := range e.views {
 		v.closeSubscribers(fmt.Errorf("database closed"))
 	}
@@ -269,6 +284,12 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	if e.closed {
 		return nil, fmt.Errorf("database is closed")
 	}
+	if !writes(s) {
+		// Everything but a write sees the views current: deliver what is queued.
+		if err := e.drained(); err != nil {
+			return nil, err
+		}
+	}
 	switch s.Kind {
 	case sql.KindCreateTable:
 		return e.createTable(s)
@@ -315,6 +336,16 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		return nil, s.ErrorAtPos(s.Pos, "CREATE VIEW is not supported; use CREATE MATERIALIZED VIEW")
 	}
 	return nil, s.ErrorAtPos(s.Pos, "statement not supported: %s", firstWords(s.Text))
+}
+
+// writes reports whether a statement only writes table rows (INSERT, UPDATE, DELETE): those
+// leave their changes queued for the views.
+func writes(s *sql.Stmt) bool {
+	switch s.Node.(type) {
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
+		return true
+	}
+	return s.Kind == sql.KindInsertValues
 }
 
 func firstWords(s string) string {

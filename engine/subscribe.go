@@ -86,30 +86,23 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 	return &Result{Cols: sub.Cols, Sub: sub}, nil
 }
 
-// publish sends a change batch to the view's subscribers. Within one batch, retractions
-// and insertions together are an update (-U, +U); alone they are -D or +I.
+// publish sends a change batch to the view's subscribers. A retraction immediately
+// followed by an insertion is an update (-U, +U); other retractions are -D and other
+// insertions +I.
 func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 	if len(v.subs) == 0 || b.N == 0 {
 		return
-	}
-	neg, pos := false, false
-	for i := 0; i < b.N; i++ {
-		if b.Weight(i) < 0 {
-			neg = true
-		} else {
-			pos = true
-		}
 	}
 	var out []Change
 	for i := 0; i < b.N; i++ {
 		w := b.Weight(i)
 		op := "+I"
 		switch {
-		case w < 0 && pos:
+		case w < 0 && i+1 < b.N && b.Weight(i+1) > 0:
 			op = "-U"
 		case w < 0:
 			op = "-D"
-		case neg:
+		case i > 0 && b.Weight(i-1) < 0:
 			op = "+U"
 		}
 		if w < 0 {

@@ -159,7 +159,14 @@ func (h *HashAgg) fire(w int64) error {
 	if len(done) == 0 {
 		return nil
 	}
-	sort.Slice(done, func(i, j int) bool { return done[i] < done[j] })
+	// Windows close in time order (then in the order their groups appeared).
+	end := func(g int32) int64 { return h.keyRows[g][h.WindowEnd].(int64) }
+	sort.Slice(done, func(i, j int) bool {
+		if a, b := end(done[i]), end(done[j]); a != b {
+			return a < b
+		}
+		return done[i] < done[j]
+	})
 	if h.EmitOnClose && !h.Batch {
 		if err := h.Out.EmitBatch(h.rows(h.live(done), 1)); err != nil {
 			return err
@@ -271,6 +278,7 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	b := m.Batch
 	h.assign(b)
 	var old *Batch
+	var oldGs []int32
 	if !h.Batch && !h.EmitOnClose {
 		h.touched = h.touched[:0]
 		for _, g := range h.gids {
@@ -282,7 +290,8 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 		for _, g := range h.touched {
 			h.mark[g] = false
 		}
-		old = h.rows(h.live(h.touched), -1)
+		oldGs = h.live(h.touched)
+		old = h.rows(oldGs, -1)
 	}
 	for i := 0; i < b.N; i++ {
 		h.counts[h.gids[i]] += b.Weight(i)
@@ -302,12 +311,41 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	if h.Batch || h.EmitOnClose {
 		return nil
 	}
-	return h.emitChanges(old, h.rows(h.live(h.touched), 1))
+	newGs := h.live(h.touched)
+	return h.Out.EmitBatch(h.interleave(old, oldGs, h.rows(newGs, 1), newGs))
 }
 
-// emitChanges sends old (retractions) and cur (insertions) as one change batch.
-func (h *HashAgg) emitChanges(old, cur *Batch) error {
-	return h.Out.EmitBatch(ConcatChanges(old, cur))
+// interleave orders a batch's changes group by group: a changed group's old row (-1) right
+// before its new row (+1), so a changelog reads as -U/+U pairs; a group that appears or
+// disappears contributes one row.
+func (h *HashAgg) interleave(old *Batch, oldGs []int32, cur *Batch, newGs []int32) *Batch {
+	if old == nil || cur == nil {
+		return ConcatChanges(old, cur)
+	}
+	oi, ni := 0, 0
+	var idx []int32 // into the concatenation old ++ cur
+	for _, g := range h.touched {
+		if oi < len(oldGs) && oldGs[oi] == g {
+			idx = append(idx, int32(oi))
+			oi++
+		}
+		if ni < len(newGs) && newGs[ni] == g {
+			idx = append(idx, int32(old.N+ni))
+			ni++
+		}
+	}
+	both := ConcatChanges(old, cur)
+	out := Take(both, idx, append(append([]types.T{}, h.KeyT...), h.resultTypes()...))
+	return out
+}
+
+// resultTypes are the aggregates' result types.
+func (h *HashAgg) resultTypes() []types.T {
+	ts := make([]types.T, len(h.Aggs))
+	for i, a := range h.Aggs {
+		ts[i] = a.ResultType()
+	}
+	return ts
 }
 
 // ConcatChanges joins retractions and insertions into one batch, so that downstream (a
