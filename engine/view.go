@@ -87,6 +87,7 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 	if err := e.store.Commit(wb); err != nil {
 		e.cat.Forget(s.Name)
 		e.unwire(v)
+		delete(e.views, strings.ToLower(v.name))
 		return nil, err
 	}
 	return &Result{}, nil
