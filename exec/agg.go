@@ -524,27 +524,34 @@ func (h *HashAgg) stringGroup(b *Batch, i int) int32 {
 	return g
 }
 
+// intKey packs a group key of int columns without NULLs for intKeys/arrKeys; ok is false
+// for keys the string map holds.
+func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
+	if !h.intKeyed() {
+		return arr, false
+	}
+	for k, v := range key {
+		x, isInt := v.(int64)
+		if !isInt {
+			return arr, false
+		}
+		arr[k] = x
+	}
+	return arr, true
+}
+
 // forget removes a group's key from the map that holds it.
 func (h *HashAgg) forget(key []any) {
-	if h.intKeyed() {
-		var arr [4]int64
-		null := false
-		for k, v := range key {
-			x, ok := v.(int64)
-			null = null || !ok
-			arr[k] = x
+	if arr, ok := h.intKey(key); ok {
+		switch {
+		case len(key) == 1 && h.dense != nil:
+			h.dense[arr[0]-h.denseBase] = 0
+		case len(key) == 1:
+			delete(h.intKeys, arr[0])
+		default:
+			delete(h.arrKeys, arr)
 		}
-		if !null {
-			switch {
-			case len(key) == 1 && h.dense != nil:
-				h.dense[arr[0]-h.denseBase] = 0
-			case len(key) == 1:
-				delete(h.intKeys, arr[0])
-			default:
-				delete(h.arrKeys, arr)
-			}
-			return
-		}
+		return
 	}
 	var kb []byte
 	for _, v := range key {
@@ -641,23 +648,14 @@ func (h *HashAgg) LoadState(r *StateReader) error {
 
 // remember puts a restored group's key in the map that holds keys like it.
 func (h *HashAgg) remember(key []any, g int32) {
-	if h.intKeyed() {
-		var arr [4]int64
-		null := false
-		for k, v := range key {
-			x, ok := v.(int64)
-			null = null || !ok
-			arr[k] = x
+	if arr, ok := h.intKey(key); ok {
+		if len(key) == 1 {
+			h.denseOff = true
+			h.intKeys[arr[0]] = g
+		} else {
+			h.arrKeys[arr] = g
 		}
-		if !null {
-			if len(key) == 1 {
-				h.denseOff = true
-				h.intKeys[arr[0]] = g
-			} else {
-				h.arrKeys[arr] = g
-			}
-			return
-		}
+		return
 	}
 	var kb []byte
 	for _, v := range key {
