@@ -42,9 +42,13 @@ type Ranker struct {
 	Offset   int64     // LAG / LEAD
 	Default  any       // LAG / LEAD beyond the partition
 	ResultT  types.T   // the appended column's type
-	Limit    int64
-	Batch    bool
-	Out      Output
+	// Windowed marks a window Top-N: partition column WindowEnd holds window_end, and once a
+	// watermark W >= window_end - 1 arrives the partition cannot change and its state is freed.
+	Windowed  bool
+	WindowEnd int
+	Limit     int64
+	Batch     bool
+	Out       Output
 
 	parts map[string]*rankPart
 	kb    []byte
@@ -67,6 +71,9 @@ func (r *Ranker) Push(_ int, m Msg) error {
 	}
 	switch m.Kind {
 	case MsgWatermark:
+		if r.Windowed && !r.Batch {
+			r.freeComplete(m.Watermark)
+		}
 		return r.Out.Emit(m)
 	case MsgEnd:
 		if r.Batch {
@@ -100,6 +107,18 @@ func (r *Ranker) Push(_ int, m Msg) error {
 		return nil
 	}
 	return r.emit(false)
+}
+
+// freeComplete drops the partitions whose window is complete at watermark w.
+func (r *Ranker) freeComplete(w int64) {
+	for k, p := range r.parts {
+		if p.dirty || len(p.rows) == 0 {
+			continue
+		}
+		if end, ok := p.rows[0][r.WindowEnd].(int64); ok && end-1 <= w {
+			delete(r.parts, k)
+		}
+	}
 }
 
 // emit sends the ranked rows of dirty partitions (all partitions at End in Batch mode).

@@ -143,7 +143,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Rank:
 		sch := x.Schema()
 		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Arg: x.Arg,
-			Offset: x.Offset, Default: x.Default, ResultT: sch[len(sch)-1].T, Limit: -1, Batch: bd.opt.Batch, Out: out}
+			Offset: x.Offset, Default: x.Default, ResultT: sch[len(sch)-1].T, Windowed: x.WindowEnd >= 0, WindowEnd: x.WindowEnd, Limit: -1, Batch: bd.opt.Batch, Out: out}
 		return bd.build(x.Input, bd.stateful(r, 0))
 	case *Union:
 		u := &exec.Union{Ports: len(x.Inputs), Out: out}

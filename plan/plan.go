@@ -155,7 +155,10 @@ type Rank struct {
 	Arg      int
 	Offset   int64
 	Default  any
-	cols     []Col
+	// WindowEnd, when >= 0, is a PARTITION BY column holding a window's end (window Top-N):
+	// a partition is complete, and freed, once the watermark passes it.
+	WindowEnd int
+	cols      []Col
 }
 
 // Union concatenates inputs with the same column types.

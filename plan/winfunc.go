@@ -82,7 +82,7 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 			cols = append(cols, Col{Name: restore(e), T: x.Type()})
 			return len(exprs) - 1, x, nil
 		}
-		r := &Rank{Fn: fn, Offset: 1}
+		r := &Rank{Fn: fn, Offset: 1, WindowEnd: -1}
 		resultT, err := b.windowArgs(w, r, add)
 		if err != nil {
 			return nil, nil, err
@@ -96,6 +96,15 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 				r.PartCols = append(r.PartCols, i)
 			}
 		}
+		var partSrc Node = input
+		if len(exprs) > len(s.cols) {
+			partSrc = &Project{Input: input, Exprs: exprs, cols: cols}
+		}
+		for _, c := range r.PartCols {
+			if isWindowEnd(partSrc, c) {
+				r.WindowEnd = c
+			}
+		}
 		if w.Spec.OrderBy != nil {
 			for _, it := range w.Spec.OrderBy.Items {
 				i, _, err := add(it.Expr)
@@ -105,9 +114,7 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 				r.Order = append(r.Order, exec.SortKey{Col: i, Desc: it.Desc})
 			}
 		}
-		if len(exprs) > len(s.cols) {
-			input = &Project{Input: input, Exprs: exprs, cols: cols}
-		}
+		input = partSrc
 		r.Input = input
 		r.cols = append(append([]Col{}, cols...), Col{Name: name, T: resultT})
 		input = r
@@ -180,4 +187,30 @@ func (b *Binder) windowArgs(w *ast.WindowFuncExpr, r *Rank, add func(ast.ExprNod
 		}
 	}
 	return t, nil
+}
+
+// isWindowEnd reports whether column col of n is the window_end key of a windowed
+// aggregate (through filters, projections and other window functions).
+func isWindowEnd(n Node, col int) bool {
+	for {
+		switch x := n.(type) {
+		case *Aggregate:
+			return x.Window != nil && col == x.Window.EndKey
+		case *Filter:
+			n = x.Input
+		case *Project:
+			r, ok := x.Exprs[col].(*exec.ColRef)
+			if !ok {
+				return false
+			}
+			n, col = x.Input, r.Idx
+		case *Rank:
+			if col >= len(x.Input.Schema()) {
+				return false
+			}
+			n = x.Input
+		default:
+			return false
+		}
+	}
 }
