@@ -375,9 +375,10 @@ func (t *tableObj) validate(b *exec.Batch) error {
 }
 
 // change builds the one batch a table change reaches views as: the removed rows as
-// retractions (judged against prevW, the watermark before the statement), then the added
-// rows with the watermark before each. One batch keeps an upsert's -old/+new together (an
-// update for subscribers, a new version for temporal joins).
+// retractions (judged against prevW, the watermark before the statement) and the added rows
+// with the watermark before each; in an upsert table each replaced version sits right before
+// its replacement. One batch keeps an upsert's -old/+new together (an update for
+// subscribers, a new version for temporal joins).
 func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 	if removed != nil && removed.N > 0 {
 		w := make([]int64, removed.N)
@@ -393,7 +394,40 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 		}
 		removed = r
 	}
-	return exec.ConcatChanges(removed, added)
+	change := exec.ConcatChanges(removed, added)
+	if len(t.data.PK) == 0 || removed == nil || removed.N == 0 || added == nil || added.N == 0 {
+		return change
+	}
+	// In an upsert table, put each replaced version right before the version replacing it,
+	// so subscribers see the pair as an update (-U, +U).
+	byKey := map[string][]int32{}
+	for i := 0; i < removed.N; i++ {
+		k := t.data.KeyOf(removed, i)
+		byKey[k] = append(byKey[k], int32(i))
+	}
+	matched := make([]bool, removed.N)
+	pairOf := make([]int32, added.N)
+	for i := 0; i < added.N; i++ {
+		pairOf[i] = -1
+		k := t.data.KeyOf(added, i)
+		if rs := byKey[k]; len(rs) > 0 {
+			pairOf[i], byKey[k] = rs[0], rs[1:]
+			matched[rs[0]] = true
+		}
+	}
+	idx := make([]int32, 0, change.N)
+	for i, m := range matched {
+		if !m {
+			idx = append(idx, int32(i))
+		}
+	}
+	for i, r := range pairOf {
+		if r >= 0 {
+			idx = append(idx, r)
+		}
+		idx = append(idx, int32(removed.N+i))
+	}
+	return exec.Take(change, idx, t.types())
 }
 
 // feed queues a table change for every view reading the table (see ingest.go).

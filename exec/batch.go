@@ -23,7 +23,7 @@ type Batch struct {
 	W []int64
 	// WM, when not nil, holds for each row the watermark in force just before the row was
 	// accepted by its source table (SPEC.md §3: lateness is judged against the watermark
-	// before the row). It is non-decreasing within a batch.
+	// before the row); a retraction carries the watermark before its statement.
 	WM []int64
 }
 
