@@ -380,12 +380,14 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 	}
 	b := m.Batch
 	if !s.consolidated && insertOnly(b) {
-		s.appended = append(s.appended, &exec.Batch{Cols: b.Cols, N: b.N})
+		s.appended = append(s.appended, &exec.Batch{Cols: b.Cols, N: b.N, WM: b.WM})
 	} else {
 		s.consolidate()
 		s.apply(b)
 	}
-	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W}
+	// Rows keep the watermark they were judged against, so windowed views over this view
+	// judge lateness as they would over its table.
+	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W, WM: b.WM}
 	for _, l := range v.listeners {
 		if err := l.out.EmitBatch(out); err != nil {
 			return err

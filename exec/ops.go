@@ -104,6 +104,41 @@ func (p *Project) Push(_ int, m Msg) error {
 	return p.Out.EmitBatch(out)
 }
 
+// Repeat multiplies each row's weight by its count column: n copies of a row, none when n
+// is 0, negative or NULL (INTERSECT ALL, EXCEPT ALL).
+type Repeat struct {
+	Col   int
+	Types []types.T
+	Out   Output
+}
+
+var _ Operator = (*Repeat)(nil)
+
+// Push implements Operator.
+func (r *Repeat) Push(_ int, m Msg) error {
+	if m.Kind != MsgBatch {
+		return r.Out.Emit(m)
+	}
+	b := m.Batch
+	counts := b.Cols[r.Col]
+	n := Int64s(counts)
+	var sel []int32
+	var ws []int64
+	for i := 0; i < b.N; i++ {
+		if counts.IsNull(i) || n[i] <= 0 {
+			continue
+		}
+		sel = append(sel, int32(i))
+		ws = append(ws, b.Weight(i)*n[i])
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	out := Take(b, sel, r.Types)
+	out.W = ws
+	return r.Out.EmitBatch(out)
+}
+
 // Union merges its input ports. It forwards End once every port has ended and the minimum of
 // the ports' watermarks.
 type Union struct {

@@ -145,6 +145,8 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Arg: x.Arg,
 			Offset: x.Offset, Default: x.Default, ResultT: sch[len(sch)-1].T, Windowed: x.WindowEnd >= 0, WindowEnd: x.WindowEnd, Limit: -1, Batch: bd.opt.Batch, Out: out}
 		return bd.build(x.Input, bd.stateful(r, 0))
+	case *Repeat:
+		return bd.build(x.Input, exec.Output{Op: &exec.Repeat{Col: x.Col, Types: Types(x.Schema()), Out: out}})
 	case *Union:
 		u := &exec.Union{Ports: len(x.Inputs), Out: out}
 		bd.df.State = append(bd.df.State, u)

@@ -161,6 +161,12 @@ type Rank struct {
 	cols      []Col
 }
 
+// Repeat makes Col copies of each row (rows with Col <= 0 or NULL vanish).
+type Repeat struct {
+	Input Node
+	Col   int
+}
+
 // Union concatenates inputs with the same column types.
 type Union struct {
 	Inputs []Node
@@ -175,10 +181,15 @@ func (n *Window) Schema() []Col    { return n.cols }
 func (n *Join) Schema() []Col {
 	return append(append([]Col{}, n.Left.Schema()...), n.Right.Schema()...)
 }
-func (n *Sort) Schema() []Col  { return n.Input.Schema() }
-func (n *Limit) Schema() []Col { return n.Input.Schema() }
-func (n *Union) Schema() []Col { return n.Inputs[0].Schema() }
-func (n *Rank) Schema() []Col  { return n.cols }
+func (n *Sort) Schema() []Col      { return n.Input.Schema() }
+func (n *Limit) Schema() []Col     { return n.Input.Schema() }
+func (n *Union) Schema() []Col     { return n.Inputs[0].Schema() }
+func (n *Rank) Schema() []Col      { return n.cols }
+func (n *Repeat) Schema() []Col    { return n.Input.Schema() }
+func (n *Repeat) Children() []Node { return []Node{n.Input} }
+func (n *Repeat) explain() string {
+	return "Repeat each row " + n.Input.Schema()[n.Col].Name + " times"
+}
 func (n *TemporalJoin) Schema() []Col {
 	return append(append([]Col{}, n.Left.Schema()...), n.Right.Schema()...)
 }

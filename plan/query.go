@@ -145,7 +145,7 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 			return nil, err
 		}
 		exprs = append(exprs, x)
-		c := Col{Name: fieldName(f), T: x.Type()}
+		c := Col{Name: b.fieldName(f), T: x.Type()}
 		if cr, ok := f.Expr.(*ast.ColumnNameExpr); ok && f.AsName.L == "" {
 			c.Table = strings.ToLower(cr.Name.Table.O)
 			if r, ok := x.(*exec.ColRef); ok && r.Idx < len(post.cols) && !hasAgg {
@@ -284,18 +284,23 @@ func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col
 // in the cases it is used for; wildcard expansion shifts positions otherwise).
 func (b *Binder) fieldIndex(i int, fields []*ast.SelectField) int { return i }
 
-func fieldName(f *ast.SelectField) string {
+// fieldName names a select field: its alias, its column, or its text as the user wrote it.
+func (b *Binder) fieldName(f *ast.SelectField) string {
 	if f.AsName.L != "" {
 		return f.AsName.O
 	}
 	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
 		return c.Name.Name.O
 	}
-	if t := strings.TrimSpace(f.Text()); t != "" && !strings.Contains(t, "__sx_") {
+	t := strings.TrimSpace(f.Text())
+	if t == "" {
+		t = strings.TrimSpace(f.Expr.Text())
+	}
+	if t != "" && !strings.Contains(t, "__sx_") {
 		return t
 	}
-	if t := strings.TrimSpace(f.Expr.Text()); t != "" && !strings.Contains(t, "__sx_") {
-		return t
+	if u := b.Stmt.UserText(f.Offset, len(f.Text())); u != "" {
+		return u
 	}
 	return restore(f.Expr)
 }

@@ -46,8 +46,15 @@ func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
 	return node, nil
 }
 
+// bindSetList binds a chain of set operations. INTERSECT binds tighter than UNION and
+// EXCEPT (as in the SQL standard, MySQL and DuckDB); the rest apply left to right.
 func (b *Binder) bindSetList(l *ast.SetOprSelectList, outer *scope) (Node, error) {
-	var acc Node
+	type term struct {
+		node Node
+		op   ast.SetOprType // how it joins the previous term
+		at   ast.Node
+	}
+	var terms []term
 	for i, s := range l.Selects {
 		var node Node
 		var err error
@@ -65,11 +72,24 @@ func (b *Binder) bindSetList(l *ast.SetOprSelectList, outer *scope) (Node, error
 		if err != nil {
 			return nil, err
 		}
-		if i == 0 {
-			acc = node
+		t := term{node: node, at: s}
+		if i > 0 {
+			t.op = *op
+		}
+		// INTERSECT first: fold into the previous term.
+		if i > 0 && (t.op == ast.Intersect || t.op == ast.IntersectAll) {
+			prev := &terms[len(terms)-1]
+			if prev.node, err = b.setOp(prev.node, node, t.op, s); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		if acc, err = b.setOp(acc, node, *op, s); err != nil {
+		terms = append(terms, t)
+	}
+	acc := terms[0].node
+	for _, t := range terms[1:] {
+		var err error
+		if acc, err = b.setOp(acc, t.node, t.op, t.at); err != nil {
 			return nil, err
 		}
 	}
@@ -102,15 +122,16 @@ func (b *Binder) setOp(l, r Node, op ast.SetOprType, at ast.Node) (Node, error) 
 		return &Union{Inputs: []Node{lp, rp}}, nil
 	case ast.Union:
 		return distinct(&Union{Inputs: []Node{lp, rp}}), nil
-	case ast.Intersect, ast.Except:
-		return b.intersectExcept(lp, rp, cols, op == ast.Intersect), nil
+	case ast.Intersect, ast.Except, ast.IntersectAll, ast.ExceptAll:
+		return b.intersectExcept(lp, rp, cols, op), nil
 	}
 	return nil, b.errAt(at, "%s is not supported", setOpName(op))
 }
 
-// intersectExcept tags each side's rows, counts the tags per distinct row and keeps the rows
-// present on both sides (INTERSECT) or only on the left (EXCEPT).
-func (b *Binder) intersectExcept(l, r Node, cols []Col, intersect bool) Node {
+// intersectExcept tags each side's rows and counts them per distinct row (l, r). INTERSECT
+// keeps the rows with l > 0 and r > 0, EXCEPT those with l > 0 and r = 0; the ALL forms keep
+// LEAST(l, r) and l - r copies of each row.
+func (b *Binder) intersectExcept(l, r Node, cols []Col, op ast.SetOprType) Node {
 	tag := func(n Node, left bool) Node {
 		exprs := make([]exec.Expr, 0, len(cols)+2)
 		pc := append([]Col{}, cols...)
@@ -131,13 +152,27 @@ func (b *Binder) intersectExcept(l, r Node, cols []Col, intersect bool) Node {
 	aggCols := append(append([]Col{}, cols...), Col{Name: "l", T: types.TBigInt}, Col{Name: "r", T: types.TBigInt})
 	agg := &Aggregate{Input: u, NumKeys: k, cols: aggCols, Aggs: []exec.AggSpec{
 		{Fn: exec.AggSum, Arg: k, In: types.TBigInt}, {Fn: exec.AggSum, Arg: k + 1, In: types.TBigInt}}}
+	lc, rc := &exec.ColRef{Idx: k, T: types.TBigInt}, &exec.ColRef{Idx: k + 1, T: types.TBigInt}
+	switch op {
+	case ast.IntersectAll, ast.ExceptAll:
+		count, _ := exec.NewFunc("least", []exec.Expr{lc, rc})
+		if op == ast.ExceptAll {
+			count, _ = exec.NewBinary("-", lc, rc)
+		}
+		exprs := make([]exec.Expr, 0, k+1)
+		for i, c := range cols {
+			exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+		proj := &Project{Input: agg, Exprs: append(exprs, count), cols: append(append([]Col{}, cols...), Col{Name: "n", T: types.TBigInt})}
+		return prefix(&Repeat{Input: proj, Col: k}, k)
+	}
 	zero := &exec.Const{V: int64(0), T: types.TBigInt}
-	lpos, _ := exec.NewBinary(">", &exec.ColRef{Idx: k, T: types.TBigInt}, zero)
+	lpos, _ := exec.NewBinary(">", lc, zero)
 	rop := "="
-	if intersect {
+	if op == ast.Intersect {
 		rop = ">"
 	}
-	rcond, _ := exec.NewBinary(rop, &exec.ColRef{Idx: k + 1, T: types.TBigInt}, zero)
+	rcond, _ := exec.NewBinary(rop, rc, zero)
 	pred, _ := exec.NewBinary("AND", lpos, rcond)
 	return prefix(&Filter{Input: agg, Pred: pred}, k)
 }

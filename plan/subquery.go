@@ -42,8 +42,8 @@ func (b *Binder) outerRef(p *scope, j int, name string) (exec.Expr, error) {
 	if len(b.corr) == 0 || b.corr[len(b.corr)-1].outer != p {
 		return nil, b.errName(name, "column %s refers to a query more than one level out; only the immediately enclosing query can be referenced", name)
 	}
-	if p.agg != nil {
-		return nil, b.errName(name, "correlated references from HAVING or an aggregated select list are not supported")
+	if p.agg != nil && j >= p.agg.nkeys {
+		return nil, b.errName(name, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
 	}
 	c := b.corr[len(b.corr)-1]
 	for i, col := range c.cols {

@@ -39,6 +39,18 @@ func (m *posMap) user(c int) int {
 	}
 }
 
+// userAfter returns the user offset of the first carrier segment starting at
+// or after c (userEnd if none): the end of the user text that carrier text
+// ending at c stands for, even when that text was rewritten into synthetic
+// carrier text.
+func (m *posMap) userAfter(c int) int {
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].c >= c })
+	if i == len(m.segs) {
+		return m.userEnd
+	}
+	return m.segs[i].u
+}
+
 // rewriter is the front pass over one statement's tokens: it emits the
 // carrier text TiDB parses and records the position map and side tables.
 type rewriter struct {

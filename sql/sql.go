@@ -140,6 +140,19 @@ func (s *Stmt) PosOf(n ast.Node) Pos {
 	return posAt(s.src, s.cmap.user(n.OriginTextPosition()))
 }
 
+// UserText returns the user's text for the carrier text [off, off+n) of Node (a select
+// field's expression, say), trimmed; "" when it cannot be mapped.
+func (s *Stmt) UserText(off, n int) string {
+	if s.cmap == nil || n <= 0 {
+		return ""
+	}
+	u0, u1 := s.cmap.user(off), s.cmap.userAfter(off+n)
+	if u0 < 0 || u1 > len(s.src) || u1 <= u0 {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s.src[u0:u1]), ","))
+}
+
 // IntervalMillis recognizes the interval carrier __sx_interval(<ms>) (see
 // doc.go) and returns the interval in milliseconds.
 func IntervalMillis(e ast.ExprNode) (int64, bool) {

@@ -39,6 +39,9 @@ type Session struct {
 	dirty map[*session]bool
 	gone  []*session
 	kb    []byte
+	// w is the last watermark received, the lateness reference for rows carrying none.
+	w    int64
+	seen bool
 }
 
 type session struct {
@@ -59,6 +62,9 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	}
 	switch m.Kind {
 	case exec.MsgWatermark:
+		if !s.seen || m.Watermark > s.w {
+			s.w, s.seen = m.Watermark, true
+		}
 		if err := s.fire(m.Watermark); err != nil {
 			return err
 		}
@@ -79,8 +85,11 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		}
 		ts := exec.Int64s(tcol)[i]
 		wm := exec.NoWatermark
-		if b.WM != nil {
+		switch {
+		case b.WM != nil:
 			wm = b.WM[i]
+		case s.seen:
+			wm = s.w
 		}
 		s.kb = exec.RowKey(s.kb[:0], b, s.PartCols, i)
 		key := string(s.kb)

@@ -70,12 +70,22 @@ type Assign struct {
 	Late    LateSink
 	Out     exec.Output
 	buf     [][2]int64
+	// w is the last watermark received: the lateness reference for rows that carry none
+	// (the output of a join or an aggregate).
+	w int64
+	// seen is set once a watermark has arrived (w is meaningful).
+	seen bool
 }
 
 var _ exec.Operator = (*Assign)(nil)
 
 // Push implements exec.Operator.
 func (a *Assign) Push(_ int, m exec.Msg) error {
+	if m.Kind == exec.MsgWatermark {
+		if !a.seen || m.Watermark > a.w {
+			a.w, a.seen = m.Watermark, true
+		}
+	}
 	if m.Kind != exec.MsgBatch {
 		return a.Out.Emit(m)
 	}
@@ -93,10 +103,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 		if tcol.IsNull(i) {
 			continue
 		}
-		wm := exec.NoWatermark
-		if b.WM != nil {
-			wm = b.WM[i]
-		}
+		wm := a.rowWatermark(b, i)
 		a.buf = a.Spec.Windows(a.buf[:0], ts[i])
 		applied := false
 		for _, w := range a.buf {
@@ -133,7 +140,7 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	wt := make([]int64, b.N)
 	for i, t := range ts[:b.N] {
 		s := types.FloorDiv(t, size) * size
-		if b.WM != nil && s+size-1 <= b.WM[i] {
+		if s+size-1 <= a.rowWatermark(b, i) {
 			return nil, false // a late row: take the general path, which reports it
 		}
 		starts[i], ends[i], wt[i] = s, s+size, s+size-1
@@ -142,4 +149,16 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	cols = append(cols, b.Cols...)
 	cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM}, true
+}
+
+// rowWatermark is the watermark row i is judged against: the one it carries, else the last
+// watermark the operator received.
+func (a *Assign) rowWatermark(b *exec.Batch, i int) int64 {
+	if b.WM != nil {
+		return b.WM[i]
+	}
+	if a.seen {
+		return a.w
+	}
+	return exec.NoWatermark
 }
