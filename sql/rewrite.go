@@ -202,6 +202,12 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			if next.is("OUTER") {
 				k++
 			}
+		case up == "VALUES" && next.op("(") && k > i && r.toks[k-1].op("("):
+			nk, err := r.rewriteValues(k)
+			if err != nil {
+				return err
+			}
+			k = nk
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
 		case dateFuncs[up] && next.op("("):
@@ -213,6 +219,103 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		}
 	}
 	return nil
+}
+
+// rewriteValues emits the table value constructor `(VALUES (e, ...), ...) [AS] t [(c, ...)]`,
+// whose '(' was emitted and whose VALUES is at i, as `(SELECT e AS c, ... UNION ALL SELECT
+// ...) [AS] t`: TiDB parses neither VALUES in FROM nor derived column lists. Columns are named
+// by the list after the alias, else column1, column2, ... (as in PostgreSQL). It returns the
+// index after the constructor (after the column list, if any).
+func (r *rewriter) rewriteValues(i int) (int, *Error) {
+	end := r.matchParen(i - 1)
+	if end < 0 {
+		return 0, r.errAt(i-1, "missing ) after (VALUES")
+	}
+	// The alias and its column list, after the closing ')'.
+	k := end + 1
+	if r.at(k).is("AS") {
+		k++
+	}
+	var names []string
+	next := end + 1
+	if r.at(k).isName() {
+		next = k + 1
+		if r.at(k + 1).op("(") {
+			m := r.matchParen(k + 1)
+			if m < 0 {
+				return 0, r.errAt(k+1, "missing ) after the column list of %s", r.toks[k].val)
+			}
+			for c := k + 2; c < m; c += 2 {
+				if !r.at(c).isName() || !(r.at(c+1).op(",") || c+1 == m) {
+					return 0, r.errAt(c, "expected a column name in the column list of %s", r.toks[k].val)
+				}
+				names = append(names, r.toks[c].val)
+			}
+			next = m + 1
+		}
+	}
+	width := -1
+	for k = i + 1; k < end; {
+		row := r.at(k)
+		m := r.matchParen(k)
+		if !row.op("(") || m < 0 || m >= end {
+			return 0, r.errAt(k, "expected a row such as (1, 'a') in VALUES")
+		}
+		var cells [][2]int
+		start, depth := k+1, 0
+		for c := k + 1; c <= m; c++ {
+			t := r.toks[c]
+			switch {
+			case t.op("("):
+				depth++
+			case t.op(")") && c < m:
+				depth--
+			case depth == 0 && (t.op(",") || c == m):
+				if c == start {
+					return 0, r.errAt(c, "expected a value in VALUES row")
+				}
+				cells = append(cells, [2]int{start, c})
+				start = c + 1
+			}
+		}
+		if width < 0 {
+			width = len(cells)
+			if names != nil && len(names) != width {
+				return 0, r.errAt(k, "VALUES has %d columns but the column list names %d", width, len(names))
+			}
+		} else if len(cells) != width {
+			return 0, r.errAt(k, "VALUES rows must have the same number of values: this row has %d, the first has %d", len(cells), width)
+		}
+		if k == i+1 {
+			r.syn("SELECT", row.off)
+		} else {
+			r.syn("UNION ALL SELECT", row.off)
+		}
+		for c, cell := range cells {
+			if c > 0 {
+				r.syn(",", r.toks[cell[0]].off)
+			}
+			if err := r.rewriteRange(cell[0], cell[1]); err != nil {
+				return 0, err
+			}
+			name := "column" + strconv.Itoa(c+1)
+			if names != nil {
+				name = names[c]
+			}
+			r.syn("AS `"+strings.ReplaceAll(name, "`", "``")+"`", r.toks[cell[1]].off)
+		}
+		k = m + 1
+		if r.at(k).op(",") && k+1 < end {
+			k++
+		} else if k != end {
+			return 0, r.errAt(k, "expected , or ) after a VALUES row")
+		}
+	}
+	// The closing ')' and the alias, without the column list.
+	for c := end; c < min(next, len(r.toks)) && (c == end || !r.at(c).op("(")); c++ {
+		r.tok(r.toks[c])
+	}
+	return next, nil
 }
 
 // intervalUnits maps interval units (singular) to milliseconds.
