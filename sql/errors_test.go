@@ -176,6 +176,7 @@ func FuzzParse(f *testing.F) {
 		"SUBSCRIBE v; FLUSH; SET 'a' = 'b'; BACKUP TO 'x'; SHOW VIEWS",
 		"SELECT * FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
 		"SELECT 'a''b', `c``d`, \"e\" /* x */ -- y\n# z\n",
+		"SELECT * FROM (VALUES (1, 'a'), (2, CAST(3 AS INT))) AS t(x, y) WHERE x IN (VALUES (1))",
 	}
 	for _, s := range seeds {
 		f.Add(s)
