@@ -254,8 +254,27 @@ func (r *rewriter) rewriteValues(i int) (int, *Error) {
 			next = m + 1
 		}
 	}
+	k, err := r.valuesRows(i, end, names)
+	if err != nil {
+		return 0, err
+	}
+	if k != end {
+		return 0, r.errAt(k, "expected , or ) after a VALUES row")
+	}
+	// The closing ')' and the alias, without the column list.
+	for c := end; c < min(next, len(r.toks)) && (c == end || !r.at(c).op("(")); c++ {
+		r.tok(r.toks[c])
+	}
+	return next, nil
+}
+
+// valuesRows emits the rows of `VALUES (e, ...), ...` at i (rows within [i, end)) as
+// `SELECT e AS c, ... UNION ALL SELECT ...`, naming the columns by names if given, else
+// column1, column2, ...; it returns the index after the last row.
+func (r *rewriter) valuesRows(i, end int, names []string) (int, *Error) {
 	width := -1
-	for k = i + 1; k < end; {
+	k := i + 1
+	for {
 		row := r.at(k)
 		m := r.matchParen(k)
 		if !row.op("(") || m < 0 || m >= end {
@@ -305,17 +324,11 @@ func (r *rewriter) rewriteValues(i int) (int, *Error) {
 			r.syn("AS `"+strings.ReplaceAll(name, "`", "``")+"`", r.toks[cell[1]].off)
 		}
 		k = m + 1
-		if r.at(k).op(",") && k+1 < end {
-			k++
-		} else if k != end {
-			return 0, r.errAt(k, "expected , or ) after a VALUES row")
+		if !r.at(k).op(",") || k+1 >= end {
+			return k, nil
 		}
+		k++
 	}
-	// The closing ')' and the alias, without the column list.
-	for c := end; c < min(next, len(r.toks)) && (c == end || !r.at(c).op("(")); c++ {
-		r.tok(r.toks[c])
-	}
-	return next, nil
 }
 
 // intervalUnits maps interval units (singular) to milliseconds.

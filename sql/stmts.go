@@ -54,6 +54,18 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 	case w(0).is("SHOW") && w(1).is("SINKS"):
 		st.Kind, err = KindShowSinks, r.end(2, "SHOW SINKS")
 	case fastInsert(st, toks):
+	case w(0).is("VALUES") && w(1).op("("):
+		// A VALUES statement is the query SELECT * FROM (VALUES ...) [ORDER BY ...].
+		st.Kind = KindTiDB
+		r.reset()
+		r.syn("SELECT * FROM (", toks[0].off)
+		var k int
+		if k, err = r.valuesRows(0, len(toks), nil); err == nil {
+			r.syn(") AS `__sx_values`", r.offOf(k))
+			if err = r.rewriteRange(k, len(toks)); err == nil {
+				err = r.finish(st, 0, len(toks))
+			}
+		}
 	default:
 		st.Kind = KindTiDB
 		err = r.tidbRange(st, 0, len(toks))
