@@ -297,7 +297,11 @@ func (b *Binder) bindTableRef(r ast.ResultSetNode, outer *scope) (Node, []Col, e
 			if err != nil {
 				return nil, nil, err
 			}
-			return requalify(node, alias, nil)
+			names := b.Stmt.ColumnLists[n.AsName.L]
+			if len(names) > len(node.Schema()) {
+				return nil, nil, b.errName(alias, "%s has %d columns but its column list names %d", alias, len(node.Schema()), len(names))
+			}
+			return requalify(node, alias, names)
 		case *ast.Join:
 			node, cols, _, err := b.bindFrom(src, outer, nil)
 			if err != nil {

@@ -60,7 +60,9 @@ type rewriter struct {
 	segs    []seg
 	last    int // user end offset of the last verbatim token, -1 after synthetic text
 	windows map[string]*WindowTVF
-	match   []int // matchParen's table, built on first use
+	colList map[string][]string // derived table alias (lower case) -> its column list
+	drop    map[int]int         // token index -> index after: tokens not emitted (column lists)
+	match   []int               // matchParen's table, built on first use
 }
 
 func newRewriter(src string, toks []token) *rewriter {
@@ -69,6 +71,72 @@ func newRewriter(src string, toks []token) *rewriter {
 
 // reset starts a new carrier text (for a sub-part such as a watermark or a view's query).
 func (r *rewriter) reset() { r.b, r.segs, r.last = r.b[:0], nil, -1 }
+
+// notAlias are the words that can follow a derived table's ')' without being its alias.
+var notAlias = map[string]bool{
+	"ON": true, "USING": true, "WHERE": true, "GROUP": true, "ORDER": true, "HAVING": true,
+	"LIMIT": true, "JOIN": true, "INNER": true, "LEFT": true, "RIGHT": true, "FULL": true,
+	"CROSS": true, "NATURAL": true, "UNION": true, "EXCEPT": true, "INTERSECT": true,
+	"WINDOW": true, "AND": true, "OR": true, "XOR": true, "NOT": true, "IN": true, "IS": true,
+	"FOR": true, "EMIT": true, "STRAIGHT_JOIN": true,
+}
+
+// columnList reads the column list `(a, b, ...)` after the alias at i and returns the names
+// and the index after the list.
+func (r *rewriter) columnList(i int) ([]string, int, *Error) {
+	end := r.matchParen(i + 1)
+	if end < 0 {
+		return nil, 0, r.errAt(i+1, "missing ) after the column list of %s", r.toks[i].val)
+	}
+	if end == i+2 {
+		return nil, 0, r.errAt(end, "expected a column name in the column list of %s", r.toks[i].val)
+	}
+	var names []string
+	for c := i + 2; c < end; c += 2 {
+		if !r.at(c).isName() || !(r.at(c+1).op(",") && c+2 < end || c+1 == end) {
+			return nil, 0, r.errAt(c, "expected a column name in the column list of %s", r.toks[i].val)
+		}
+		names = append(names, r.toks[c].val)
+	}
+	return names, end + 1, nil
+}
+
+// derivedColumns handles the '(' at i when it opens a derived table in FROM with a column
+// list, `FROM (SELECT ...) [AS] t (a, b)`, which TiDB does not parse: it records the list in
+// r.colList under the alias and marks the list's tokens to be dropped (the binder renames).
+func (r *rewriter) derivedColumns(i int) *Error {
+	if p := r.at(i - 1); i == 0 || !(p.is("FROM") || p.is("JOIN") || p.op(",")) ||
+		!(r.at(i+1).is("SELECT") || r.at(i+1).is("WITH")) {
+		return nil
+	}
+	m := r.matchParen(i)
+	if m < 0 {
+		return nil
+	}
+	k := m + 1
+	explicit := r.at(k).is("AS")
+	if explicit {
+		k++
+	}
+	a := r.at(k)
+	if !a.isName() || !r.at(k+1).op("(") || !explicit && a.kind == tkIdent && notAlias[strings.ToUpper(a.raw)] {
+		return nil
+	}
+	names, next, err := r.columnList(k)
+	if err != nil {
+		return err
+	}
+	key := strings.ToLower(a.val)
+	if _, dup := r.colList[key]; dup {
+		return r.errAt(k, "two derived tables named %s have column lists", a.val)
+	}
+	if r.colList == nil {
+		r.colList, r.drop = map[string][]string{}, map[int]int{}
+	}
+	r.colList[key] = names
+	r.drop[k+1] = next
+	return nil
+}
 
 // tok emits a user token verbatim; adjacent user tokens stay adjacent (x'1F').
 func (r *rewriter) tok(t token) {
@@ -159,9 +227,18 @@ var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": t
 // rewriteRange emits tokens [i, j), rewriting every carrier it meets.
 func (r *rewriter) rewriteRange(i, j int) *Error {
 	for k := i; k < j; {
+		if e, ok := r.drop[k]; ok {
+			k = e
+			continue
+		}
 		t := r.toks[k]
 		if err := r.checkName(k); err != nil {
 			return err
+		}
+		if t.op("(") {
+			if err := r.derivedColumns(k); err != nil {
+				return err
+			}
 		}
 		if t.kind != tkIdent {
 			r.tok(t)
@@ -241,17 +318,10 @@ func (r *rewriter) rewriteValues(i int) (int, *Error) {
 	if r.at(k).isName() {
 		next = k + 1
 		if r.at(k + 1).op("(") {
-			m := r.matchParen(k + 1)
-			if m < 0 {
-				return 0, r.errAt(k+1, "missing ) after the column list of %s", r.toks[k].val)
+			var err *Error
+			if names, next, err = r.columnList(k); err != nil {
+				return 0, err
 			}
-			for c := k + 2; c < m; c += 2 {
-				if !r.at(c).isName() || !(r.at(c+1).op(",") || c+1 == m) {
-					return 0, r.errAt(c, "expected a column name in the column list of %s", r.toks[k].val)
-				}
-				names = append(names, r.toks[c].val)
-			}
-			next = m + 1
 		}
 	}
 	k, err := r.valuesRows(i, end, names)

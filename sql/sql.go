@@ -100,6 +100,7 @@ type Stmt struct {
 	Options          []Option
 	Watermark        *Watermark
 	Windows          map[string]*WindowTVF // carrier table name (ast.TableName.Name.O) -> the TVF it stands for
+	ColumnLists      map[string][]string   // derived table alias (lower case) -> its column list (FROM (SELECT ...) t(a, b))
 	Columns          []string              // KindInsertValues: the column list, if given
 	Rows             [][]Literal           // KindInsertValues: the rows
 	Params           int                   // KindInsertValues: the number of ? among Rows

@@ -92,7 +92,7 @@ func (r *rewriter) finish(st *Stmt, i, j int) *Error {
 	if err != nil {
 		return err
 	}
-	st.Node, st.cmap, st.Windows = node, m, r.windows
+	st.Node, st.cmap, st.Windows, st.ColumnLists = node, m, r.windows, r.colList
 	return nil
 }
 
