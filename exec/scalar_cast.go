@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -386,11 +387,11 @@ func parseText(s string, t types.T) (any, error) {
 		}
 		return v, nil
 	case types.Decimal:
-		v, ok, rangeErr := parseDecimalText(ts, t.Precision, t.Scale)
-		if rangeErr {
+		v, err := types.ParseDecimal(ts, t.Precision, t.Scale)
+		if errors.Is(err, types.ErrDecimalRange) {
 			return nil, fmt.Errorf("value %q out of range for %s", s, t)
 		}
-		if !ok {
+		if err != nil {
 			return nil, bad()
 		}
 		return v, nil
@@ -420,69 +421,4 @@ func parseText(s string, t types.T) (any, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("cannot cast VARCHAR to %s", t)
-}
-
-// parseDecimalText parses [+-]digits[.digits] exactly (no float detour, so 18-digit values
-// survive), rounding half away from zero to scale; exponent forms go through float64.
-func parseDecimalText(s string, precision, scale int8) (v int64, ok, outOfRange bool) {
-	if strings.ContainsAny(s, "eE") {
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, false, false
-		}
-		v, err := types.DecimalFromFloat(f, precision, scale)
-		return v, err == nil, err != nil
-	}
-	neg := false
-	if s != "" && (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	intPart, frac, _ := strings.Cut(s, ".")
-	if intPart == "" && frac == "" {
-		return 0, false, false
-	}
-	// acc < limit <= 10^18 before each step, so acc*10+9 fits a uint64.
-	limit := uint64(types.Pow10[precision])
-	var acc uint64
-	for i := 0; i < len(intPart); i++ {
-		c := intPart[i]
-		if c < '0' || c > '9' {
-			return 0, false, false
-		}
-		if acc = acc*10 + uint64(c-'0'); acc >= limit {
-			return 0, true, true
-		}
-	}
-	roundUp := false
-	for i := 0; i < len(frac); i++ {
-		c := frac[i]
-		if c < '0' || c > '9' {
-			return 0, false, false
-		}
-		switch {
-		case i < int(scale):
-			acc = acc*10 + uint64(c-'0')
-		case i == int(scale):
-			roundUp = c >= '5'
-		}
-		if acc >= limit {
-			return 0, true, true
-		}
-	}
-	for i := len(frac); i < int(scale); i++ {
-		if acc *= 10; acc >= limit {
-			return 0, true, true
-		}
-	}
-	if roundUp {
-		acc++
-	}
-	if acc >= limit {
-		return 0, true, true
-	}
-	if neg {
-		return -int64(acc), true, false
-	}
-	return int64(acc), true, false
 }

@@ -10,6 +10,7 @@
 package types
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -262,15 +263,81 @@ func floorDiv(a, b int64) int64 {
 // FloorDiv divides rounding toward negative infinity (window and date arithmetic).
 func FloorDiv(a, b int64) int64 { return floorDiv(a, b) }
 
-// ParseDecimal parses a decimal literal into an int64 scaled by 10^scale, rounding half
-// away from zero, and checks that it fits precision digits.
+// ErrDecimalRange is the error of ParseDecimal for a value that does not fit the precision.
+var ErrDecimalRange = errors.New("out of range")
+
+// ParseDecimal parses [+-]digits[.digits] exactly (no float detour, so 18-digit values
+// survive) to a DECIMAL(precision, scale) scaled int64, rounding half away from zero to
+// scale; exponent forms go through float64. A value that does not fit wraps ErrDecimalRange.
 func ParseDecimal(s string, precision, scale int8) (int64, error) {
 	s = strings.TrimSpace(s)
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid DECIMAL %q", s)
+	rangeErr := func() (int64, error) {
+		return 0, fmt.Errorf("value %s %w for DECIMAL(%d,%d)", s, ErrDecimalRange, precision, scale)
 	}
-	return DecimalFromFloat(f, precision, scale)
+	invalid := func() (int64, error) { return 0, fmt.Errorf("invalid DECIMAL %q", s) }
+	if strings.ContainsAny(s, "eE") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return invalid()
+		}
+		v, err := DecimalFromFloat(f, precision, scale)
+		if err != nil {
+			return rangeErr()
+		}
+		return v, nil
+	}
+	digits, neg := s, false
+	if digits != "" && (digits[0] == '-' || digits[0] == '+') {
+		neg = digits[0] == '-'
+		digits = digits[1:]
+	}
+	intPart, frac, _ := strings.Cut(digits, ".")
+	if intPart == "" && frac == "" {
+		return invalid()
+	}
+	// acc < limit <= 10^18 before each step, so acc*10+9 fits a uint64.
+	limit := uint64(Pow10[precision])
+	var acc uint64
+	for i := 0; i < len(intPart); i++ {
+		c := intPart[i]
+		if c < '0' || c > '9' {
+			return invalid()
+		}
+		if acc = acc*10 + uint64(c-'0'); acc >= limit {
+			return rangeErr()
+		}
+	}
+	roundUp := false
+	for i := 0; i < len(frac); i++ {
+		c := frac[i]
+		if c < '0' || c > '9' {
+			return invalid()
+		}
+		switch {
+		case i < int(scale):
+			acc = acc*10 + uint64(c-'0')
+		case i == int(scale):
+			roundUp = c >= '5'
+		}
+		if acc >= limit {
+			return rangeErr()
+		}
+	}
+	for i := len(frac); i < int(scale); i++ {
+		if acc *= 10; acc >= limit {
+			return rangeErr()
+		}
+	}
+	if roundUp {
+		acc++
+	}
+	if acc >= limit {
+		return rangeErr()
+	}
+	if neg {
+		return -int64(acc), nil
+	}
+	return int64(acc), nil
 }
 
 // DecimalFromFloat converts f to a scaled int64, rounding half away from zero.
