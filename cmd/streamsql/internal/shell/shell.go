@@ -260,6 +260,7 @@ func (s *Shell) errorf(format string, args ...any) {
 type feeder struct {
 	buf   string
 	line  int // input line where buf starts
+	col   int // runes before buf on that line (text of statements already run)
 	lines int // lines fed so far
 }
 
@@ -274,7 +275,7 @@ func (s *Shell) feed(f *feeder, line string) string {
 	if f.buf == "" {
 		// A script's positions count from its first line; at the prompt, from the
 		// statement being typed.
-		f.line = f.lines
+		f.line, f.col = f.lines, 0
 		if s.interactive {
 			f.line = 1
 		}
@@ -299,7 +300,8 @@ func (s *Shell) feed(f *feeder, line string) string {
 	if onlyComments(rest) {
 		rest = ""
 	} else if consumed := len(f.buf) - len(rest); consumed > 0 {
-		f.line += strings.Count(f.buf[:consumed], "\n")
+		p := f.positionOf(consumed)
+		f.line, f.col = p.line, p.col-1
 	}
 	f.buf = rest
 	return ran
@@ -309,7 +311,11 @@ func (s *Shell) feed(f *feeder, line string) string {
 func (f *feeder) positionOf(off int) position {
 	before := f.buf[:off]
 	nl := strings.LastIndexByte(before, '\n')
-	return position{line: f.line + strings.Count(before, "\n"), col: utf8.RuneCountInString(before[nl+1:]) + 1}
+	col := utf8.RuneCountInString(before[nl+1:]) + 1
+	if nl < 0 {
+		col += f.col
+	}
+	return position{line: f.line + strings.Count(before, "\n"), col: col}
 }
 
 // inUserText moves an error's "at line L, column C" (counted in the statement) to the

@@ -345,3 +345,28 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// Errors are placed in the input as given: a statement that starts mid-line (after another
+// on the same line, with or without its closing `;`) keeps its column.
+func TestErrorPositionsInInput(t *testing.T) {
+	for _, c := range []struct{ stdin, c, want string }{
+		{c: "SELECT one; bad", want: "line 1, column 13"},
+		{c: "SELECT one; bad;", want: "line 1, column 13"},
+		{c: "SELECT one;   bad", want: "line 1, column 15"},
+		{c: "SELECT one; SELECT one;\n  bad", want: "line 2, column 3"},
+		{stdin: "SELECT one; SELECT one;\nSELECT one;  bad", want: "line 2, column 14"},
+	} {
+		useFake(map[string]fakeResult{
+			"bad":        {err: errors.New("unknown table x at line 1, column 1")},
+			"SELECT one": {cols: []string{"n"}, rows: [][]any{{int64(1)}}},
+		})
+		args := []string{"-csv"}
+		if c.c != "" {
+			args = append(args, "-c", c.c)
+		}
+		_, errOut, _ := runShell(t, c.stdin, args...)
+		if want := "Error: unknown table x at " + c.want + "\n"; errOut != want {
+			t.Errorf("%q%q: stderr %q, want %q", c.c, c.stdin, errOut, want)
+		}
+	}
+}
