@@ -37,9 +37,7 @@ type checkpointInfo struct {
 // checkpoint writes a checkpoint now. The engine's lock must be held.
 func (e *Engine) checkpoint(reason string) error {
 	// The views must hold every committed change the checkpoint's position covers.
-	if err := e.drain(); err != nil {
-		e.ingestErr = err
-	}
+	e.deliverQueued()
 	start := time.Now()
 	wb := e.store.NewBatch()
 	wb.DeleteMetaPrefix("ckpt/view/")

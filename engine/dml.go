@@ -340,7 +340,8 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWri
 	// rows of this statement superseded by a later one with the same key) are retracted and
 	// all rows inserted, so a temporal join keeps each as a version while aggregates net
 	// them out.
-	return e.feed(t, ch.Deleted, &exec.Batch{Cols: b.Cols, N: b.N, WM: before}, prevW)
+	e.feed(t, ch.Deleted, &exec.Batch{Cols: b.Cols, N: b.N, WM: before}, prevW)
+	return nil
 }
 
 func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
@@ -431,8 +432,8 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 }
 
 // feed queues a table change for every view reading the table (see ingest.go).
-func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) error {
-	return e.enqueue(t, t.change(removed, added, prevW), removed == nil || removed.N == 0)
+func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) {
+	e.enqueue(t, t.change(removed, added, prevW), removed == nil || removed.N == 0)
 }
 
 // splitBatch cuts an insert-only change into batches of random sizes (the metamorphic test
@@ -476,7 +477,8 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 	if err := e.commit(ch, nil); err != nil {
 		return nil, err
 	}
-	return &Result{RowsAffected: int64(ch.Deleted.N)}, e.feed(t, ch.Deleted, nil, t.wm.W)
+	e.feed(t, ch.Deleted, nil, t.wm.W)
+	return &Result{RowsAffected: int64(ch.Deleted.N)}, nil
 }
 
 // deleteWhere prepares the removal of the current rows of t matching where (all when nil).
@@ -578,5 +580,6 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	}
 	prevW := t.wm.W
 	t.wm.Set(after)
-	return &Result{RowsAffected: int64(old.N)}, e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before}, prevW)
+	e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before}, prevW)
+	return &Result{RowsAffected: int64(old.N)}, nil
 }

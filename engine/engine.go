@@ -286,7 +286,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	}
 	if !writes(s) {
 		// Everything but a write sees the views current: deliver what is queued.
-		if err := e.drained(); err != nil {
+		if err := e.drained(s.Kind == sql.KindFlush); err != nil {
 			return nil, err
 		}
 	}

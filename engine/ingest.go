@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/streamsql/streamsql/exec"
@@ -27,19 +28,19 @@ type queued struct {
 }
 
 // enqueue queues a committed change and wakes the worker.
-func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool) error {
+func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool) {
 	if len(t.listeners) == 0 {
-		return nil
+		return
 	}
 	e.queue = append(e.queue, queued{t: t, change: change, insertOnly: insertOnly, wm: t.wm.W})
 	if change != nil {
 		e.queuedRows += change.N
 	}
 	if e.queuedRows > maxQueuedRows {
-		return e.drain()
+		e.deliverQueued()
+		return
 	}
 	e.ingest.Signal()
-	return nil
 }
 
 // drain delivers every queued change to the views, in order. The engine's lock is held.
@@ -71,7 +72,7 @@ func (e *Engine) drain() error {
 		}
 		for _, l := range q.t.listeners {
 			if err := l.deliver(deliver, last.wm); err != nil && firstErr == nil {
-				firstErr = fmt.Errorf("materialized view %s: %w", l.view.name, err)
+				firstErr = viewError(l.view.name, err)
 			}
 		}
 	}
@@ -91,19 +92,39 @@ func (e *Engine) ingestLoop() {
 		if e.closed {
 			return
 		}
-		// A view's error surfaces at the next FLUSH or query of it; the worker goes on.
-		if err := e.drain(); err != nil {
-			e.ingestErr = err
-		}
+		e.deliverQueued()
 	}
 }
 
-// drained drains the queue and reports the error a view raised since the last report.
-func (e *Engine) drained() error {
-	err := e.drain()
-	if err == nil {
-		err = e.ingestErr
+// deliverQueued drains the queue and keeps the first error a view raised for the next
+// FLUSH: the rows that caused it are committed (the view misses them), so the write that
+// queued them is not failed, nor is the worker stopped.
+func (e *Engine) deliverQueued() {
+	if err := e.drain(); err != nil && e.ingestErr == nil {
+		e.ingestErr = err
 	}
+}
+
+// drained drains the queue. A view's error is kept until a FLUSH, the statement that asks
+// for the views to be current, reports it (report set); other statements are not failed by
+// a view they may not even read.
+func (e *Engine) drained(report bool) error {
+	e.deliverQueued()
+	if !report {
+		return nil
+	}
+	err := e.ingestErr
 	e.ingestErr = nil
 	return err
+}
+
+// viewError names the view an error of its dataflow comes from. A data error's place is in
+// the view's definition (system.views), not in the statement that fed the view, so it is
+// not given as "at line L, column C" of that statement.
+func viewError(name string, err error) error {
+	var de *exec.DataError
+	if errors.As(err, &de) {
+		return fmt.Errorf("materialized view %s: %w (in its definition: line %d, column %d)", name, de.Err, de.Pos.Line, de.Pos.Col)
+	}
+	return fmt.Errorf("materialized view %s: %w", name, err)
 }

@@ -21,13 +21,16 @@ type binaryExpr struct {
 	l, r Expr // after implicit conversions, which String does not show
 	t    types.T
 	k    binaryKernel
+	at   Pos // where the operator stands, for its data errors
 }
 
 var _ Expr = (*binaryExpr)(nil)
 
 func (e *binaryExpr) Type() types.T { return e.t }
 
-func (e *binaryExpr) Eval(b *Batch) (arrow.Array, error) {
+func (e *binaryExpr) Eval(b *Batch) (arrow.Array, error) { return e.at.result(e.eval(b)) }
+
+func (e *binaryExpr) eval(b *Batch) (arrow.Array, error) {
 	l, err := evalOperand(e.l, b)
 	if err != nil {
 		return nil, err
@@ -509,6 +512,7 @@ type kernelExpr struct {
 	args []Expr
 	text string
 	k    func(args []arrow.Array, n int) (arrow.Array, error)
+	at   Pos // where the call stands, for its data errors
 }
 
 var _ Expr = (*kernelExpr)(nil)
@@ -516,7 +520,9 @@ var _ Expr = (*kernelExpr)(nil)
 func (e *kernelExpr) Type() types.T  { return e.t }
 func (e *kernelExpr) String() string { return e.text }
 
-func (e *kernelExpr) Eval(b *Batch) (arrow.Array, error) {
+func (e *kernelExpr) Eval(b *Batch) (arrow.Array, error) { return e.at.result(e.eval(b)) }
+
+func (e *kernelExpr) eval(b *Batch) (arrow.Array, error) {
 	arrs := make([]arrow.Array, len(e.args))
 	defer func() { releaseAll(arrs...) }()
 	for i, a := range e.args {

@@ -29,13 +29,16 @@ type castExpr struct {
 	try      bool
 	implicit bool // inserted by the binder or an operator: not shown by String
 	k        func(a arrow.Array) (arrow.Array, error)
+	at       Pos // where the CAST stands, for its data errors
 }
 
 var _ Expr = (*castExpr)(nil)
 
 func (c *castExpr) Type() types.T { return c.to }
 
-func (c *castExpr) Eval(b *Batch) (arrow.Array, error) {
+func (c *castExpr) Eval(b *Batch) (arrow.Array, error) { return c.at.result(c.eval(b)) }
+
+func (c *castExpr) eval(b *Batch) (arrow.Array, error) {
 	a, err := c.e.Eval(b)
 	if err != nil {
 		return nil, err

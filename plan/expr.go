@@ -90,6 +90,28 @@ func (b *Binder) errName(name string, format string, args ...any) error {
 }
 
 // wrap gives an error from an exec constructor the position of node n.
+// builtAt is an expression being built for AST node n.
+type builtAt struct {
+	b *Binder
+	n ast.Node
+}
+
+// builtAt starts building the expression for n: b.builtAt(n).expr(exec.NewX(...)).
+func (b *Binder) builtAt(n ast.Node) builtAt { return builtAt{b, n} }
+
+// expr returns x with n's place recorded for the data errors x raises at run time
+// (division by zero, overflow, bad cast text), or err located at n.
+func (p builtAt) expr(x exec.Expr, err error) (exec.Expr, error) {
+	if err != nil {
+		return nil, p.b.wrap(p.n, err)
+	}
+	if p.b.Stmt != nil {
+		pos := p.b.Stmt.PosOf(p.n)
+		exec.Locate(x, exec.Pos{Line: pos.Line, Col: pos.Col})
+	}
+	return x, nil
+}
+
 func (b *Binder) wrap(n ast.Node, err error) error {
 	if err == nil {
 		return nil
@@ -140,15 +162,15 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 			if c, ok := x.(*exec.Const); ok {
 				switch v := c.V.(type) {
 				case int64:
-					if v != math.MinInt64 {
+					// The one value whose negation leaves its type overflows at run time.
+					if v != math.MinInt64 && (c.T.Kind != types.Int || v != math.MinInt32) {
 						return &exec.Const{V: -v, T: c.T}, nil
 					}
 				case float64:
 					return &exec.Const{V: -v, T: c.T}, nil
 				}
 			}
-			r, err := exec.NewNeg(x)
-			return r, b.wrap(n, err)
+			return b.builtAt(n).expr(exec.NewNeg(x))
 		case opcode.Plus:
 			return x, nil
 		}
@@ -255,8 +277,7 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		if err != nil {
 			return nil, b.errAt(n, "%s", err)
 		}
-		r, err := exec.NewCast(x, t, false)
-		return r, b.wrap(n, err)
+		return b.builtAt(n).expr(exec.NewCast(x, t, false))
 	case *ast.AggregateFuncExpr:
 		return nil, b.errAt(n, "aggregate function %s is not allowed here", strings.ToUpper(n.F))
 	case *ast.SubqueryExpr:
@@ -361,9 +382,9 @@ func (b *Binder) bindBinary(n *ast.BinaryOperationExpr, s *scope) (exec.Expr, er
 	if !ok {
 		return nil, b.errAt(n, "operator %s is not supported", n.Op)
 	}
-	out, err := exec.NewBinary(op, l, r)
+	out, err := b.builtAt(n).expr(exec.NewBinary(op, l, r))
 	if err != nil {
-		return nil, b.wrap(n, err)
+		return nil, err
 	}
 	return fold(out, l, r), nil
 }
@@ -468,9 +489,9 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 		if err != nil {
 			return nil, b.errAt(n, "%s", err)
 		}
-		r, err := exec.NewCast(x, t, try)
+		r, err := b.builtAt(n).expr(exec.NewCast(x, t, try))
 		if err != nil {
-			return nil, b.wrap(n, err)
+			return nil, err
 		}
 		return fold(r, x), nil
 	}
@@ -580,9 +601,9 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 			}
 		}
 	}
-	r, err := exec.NewFunc(name, args)
+	r, err := b.builtAt(n).expr(exec.NewFunc(name, args))
 	if err != nil {
-		return nil, b.wrap(n, err)
+		return nil, err
 	}
 	return fold(r, args...), nil
 }
