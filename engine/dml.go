@@ -132,7 +132,7 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 	param := 0
 	for r, row := range s.Rows {
 		if len(row) != len(target) {
-			return nil, s.ErrorAtPos(s.Pos, "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
+			return nil, s.ErrorAtPos(s.LitPos(row[0]), "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
 		}
 		for k, l := range row {
 			col := target[k]
@@ -184,7 +184,11 @@ func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]
 	}
 	for r, row := range lists {
 		if len(row) != len(target) {
-			return nil, s.ErrorAtPos(s.Pos, "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
+			at := s.Pos
+			if len(row) > 0 {
+				at = s.PosOf(row[0])
+			}
+			return nil, s.ErrorAtPos(at, "row %d of VALUES has %d values, %d expected", r+1, len(row), len(target))
 		}
 		for k, ex := range row {
 			col := target[k]
@@ -365,11 +369,15 @@ func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
 // validate checks NOT NULL columns; a NULL event time refuses the statement (SPEC.md §3).
 func (t *tableObj) validate(b *exec.Batch) error {
 	for i, c := range t.cols {
-		if c.NotNull && b.Cols[i].NullN() > 0 {
-			if i == t.wmCol {
-				return fmt.Errorf("event-time column %s of %s is NULL: the statement is refused and applies nothing", c.Name, t.name)
+		if a := b.Cols[i]; c.NotNull && a.NullN() > 0 {
+			row := 0
+			for a.IsValid(row) {
+				row++
 			}
-			return fmt.Errorf("column %s of %s is NOT NULL: NULL given", c.Name, t.name)
+			if i == t.wmCol {
+				return fmt.Errorf("event-time column %s of %s is NULL in row %d: the statement is refused and applies nothing", c.Name, t.name, row+1)
+			}
+			return fmt.Errorf("column %s of %s is NOT NULL: NULL given in row %d", c.Name, t.name, row+1)
 		}
 	}
 	return nil
