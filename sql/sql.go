@@ -144,7 +144,7 @@ func (s *Stmt) PosOf(n ast.Node) Pos {
 // UserText returns the user's text for the carrier text [off, off+n) of Node (a select
 // field's expression, say), trimmed; "" when it cannot be mapped.
 func (s *Stmt) UserText(off, n int) string {
-	if s.cmap == nil || n <= 0 {
+	if s == nil || s.cmap == nil || n <= 0 {
 		return ""
 	}
 	u0, u1 := s.cmap.user(off), s.cmap.userAfter(off+n)
