@@ -288,9 +288,19 @@ func RowsToBatch(rows [][]any, ts []types.T) *Batch {
 
 // SortKey orders by one input column.
 type SortKey struct {
-	Col  int
-	Desc bool
+	Col   int
+	Desc  bool
+	Nulls NullOrder
 }
+
+// NullOrder places NULLs in a sort.
+type NullOrder int8
+
+const (
+	NullsDefault NullOrder = iota // first ascending, last descending (SPEC.md §2)
+	NullsFirst
+	NullsLast
+)
 
 // Sort buffers its input and emits it ordered at End. NULLs sort first ascending and last
 // descending (SPEC.md §2); ties keep arrival order.
@@ -340,12 +350,15 @@ func (s *Sort) Push(_ int, m Msg) error {
 	return s.Out.Emit(m)
 }
 
-// rowLess orders rows by sort keys (NULLs first ascending, last descending).
+// rowLess orders rows by sort keys.
 func rowLess(a, b []any, keys []SortKey) bool {
 	for _, k := range keys {
 		c := CompareValues(a[k.Col], b[k.Col])
 		if c == 0 {
 			continue
+		}
+		if an := a[k.Col] == nil; k.Nulls != NullsDefault && (an || b[k.Col] == nil) {
+			return an == (k.Nulls == NullsFirst)
 		}
 		if k.Desc {
 			return c > 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -162,23 +163,25 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 	var keys []exec.SortKey
 	if sel.OrderBy != nil {
 		for _, item := range sel.OrderBy.Items {
-			idx, err := b.orderColumn(item.Expr, fieldAST, cols[:visible], fields)
+			e, key := orderBy(item)
+			idx, err := b.orderColumn(e, fieldAST, cols[:visible], fields)
 			if err != nil {
 				return nil, err
 			}
 			if idx < 0 {
 				if sel.Distinct {
-					return nil, b.errAt(item.Expr, "ORDER BY expression must appear in the select list of SELECT DISTINCT")
+					return nil, b.errAt(e, "ORDER BY expression must appear in the select list of SELECT DISTINCT")
 				}
-				x, err := b.bindExpr(item.Expr, post)
+				x, err := b.bindExpr(e, post)
 				if err != nil {
 					return nil, err
 				}
 				idx = len(exprs)
 				exprs = append(exprs, x)
-				cols = append(cols, Col{Name: restore(item.Expr), T: x.Type()})
+				cols = append(cols, Col{Name: restore(e), T: x.Type()})
 			}
-			keys = append(keys, exec.SortKey{Col: idx, Desc: item.Desc})
+			key.Col = idx
+			keys = append(keys, key)
 		}
 	}
 	var out Node = &Project{Input: input, Exprs: exprs, cols: cols}
@@ -283,6 +286,27 @@ func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col
 // fieldIndex maps a select field number to its column (no wildcards precede aliased fields
 // in the cases it is used for; wildcard expansion shifts positions otherwise).
 func (b *Binder) fieldIndex(i int, fields []*ast.SelectField) int { return i }
+
+// orderBy returns an ORDER BY item's expression and its sort key (Col unset). NULLS FIRST and
+// NULLS LAST arrive from the front pass as a carrier call around the expression.
+func orderBy(it *ast.ByItem) (ast.ExprNode, exec.SortKey) {
+	k := exec.SortKey{Desc: it.Desc}
+	e, first, ok := sql.NullsOrder(it.Expr)
+	if !ok {
+		return e, k
+	}
+	k.Nulls = exec.NullsLast
+	if first {
+		k.Nulls = exec.NullsFirst
+	}
+	// The parser turns a bare integer item into a position; inside the carrier it is a literal.
+	if v, lit := e.(*test_driver.ValueExpr); lit {
+		if n, isInt := v.GetValue().(int64); isInt {
+			e = &ast.PositionExpr{N: int(n)}
+		}
+	}
+	return e, k
+}
 
 // fieldName names a select field: its alias, its column, or its text as the user wrote it.
 func (b *Binder) fieldName(f *ast.SelectField) string {

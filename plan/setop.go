@@ -19,8 +19,9 @@ func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
 		cols := node.Schema()
 		var keys []exec.SortKey
 		for _, item := range n.OrderBy.Items {
+			expr, key := orderBy(item)
 			idx := -1
-			switch e := item.Expr.(type) {
+			switch e := expr.(type) {
 			case *ast.PositionExpr:
 				idx = e.N - 1
 			case *ast.ColumnNameExpr:
@@ -32,9 +33,10 @@ func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
 				}
 			}
 			if idx < 0 || idx >= len(cols) {
-				return nil, b.errAt(item.Expr, "ORDER BY of a set operation must name an output column or position")
+				return nil, b.errAt(expr, "ORDER BY of a set operation must name an output column or position")
 			}
-			keys = append(keys, exec.SortKey{Col: idx, Desc: item.Desc})
+			key.Col = idx
+			keys = append(keys, key)
 		}
 		if !b.Streaming {
 			node = &Sort{Input: node, Keys: keys}

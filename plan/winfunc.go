@@ -107,11 +107,13 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 		}
 		if w.Spec.OrderBy != nil {
 			for _, it := range w.Spec.OrderBy.Items {
-				i, _, err := add(it.Expr)
+				e, key := orderBy(it)
+				i, _, err := add(e)
 				if err != nil {
 					return nil, nil, err
 				}
-				r.Order = append(r.Order, exec.SortKey{Col: i, Desc: it.Desc})
+				key.Col = i
+				r.Order = append(r.Order, key)
 			}
 		}
 		input = partSrc

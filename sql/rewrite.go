@@ -61,7 +61,8 @@ type rewriter struct {
 	last    int // user end offset of the last verbatim token, -1 after synthetic text
 	windows map[string]*WindowTVF
 	colList map[string][]string // derived table alias (lower case) -> its column list
-	drop    map[int]int         // token index -> index after: tokens not emitted (column lists)
+	drop    map[int]int         // token index -> index after: tokens not emitted (column lists, NULLS FIRST/LAST)
+	nulls   *nullsWraps         // ORDER BY items with NULLS FIRST/LAST, found on first use
 	match   []int               // matchParen's table, built on first use
 }
 
@@ -101,6 +102,61 @@ func (r *rewriter) columnList(i int) ([]string, int, *Error) {
 	return names, end + 1, nil
 }
 
+// nullsWraps are the ORDER BY items written with NULLS FIRST/LAST, which TiDB does not parse:
+// each item `e [ASC|DESC] NULLS LAST` is emitted as `__sx_nulls_last(e) [ASC|DESC]` (see
+// NullsOrder) and its NULLS tokens are dropped.
+type nullsWraps struct {
+	open  map[int]string // token index -> carrier call opened before it
+	close map[int]int    // token index -> number of ')' closed before it
+}
+
+// findNulls builds r.nulls (and marks the NULLS tokens in r.drop).
+func (r *rewriter) findNulls() *nullsWraps {
+	if r.nulls != nil {
+		return r.nulls
+	}
+	w := &nullsWraps{open: map[int]string{}, close: map[int]int{}}
+	r.nulls = w
+	for k, t := range r.toks {
+		if !t.is("NULLS") || !(r.at(k+1).is("FIRST") || r.at(k+1).is("LAST")) {
+			continue
+		}
+		end := k
+		if p := r.at(k - 1); p.is("ASC") || p.is("DESC") {
+			end = k - 1
+		}
+		// The item starts after the ORDER BY or the ',' before it at its depth.
+		j, depth := end-1, 0
+		for ; j >= 0; j-- {
+			u := r.toks[j]
+			if u.op(")") {
+				depth++
+			} else if u.op("(") {
+				if depth == 0 {
+					break
+				}
+				depth--
+			} else if depth == 0 && (u.op(",") || u.is("BY")) {
+				break
+			}
+		}
+		if j < 0 || j+1 >= end || !(r.toks[j].op(",") || r.toks[j].is("BY") && r.at(j-1).is("ORDER")) {
+			continue // not an ORDER BY item: TiDB reports the syntax error
+		}
+		fn := "`__sx_nulls_first`("
+		if r.at(k + 1).is("LAST") {
+			fn = "`__sx_nulls_last`("
+		}
+		w.open[j+1] += fn
+		w.close[end]++
+		if r.drop == nil {
+			r.drop = map[int]int{}
+		}
+		r.drop[k] = k + 2
+	}
+	return w
+}
+
 // derivedColumns handles the '(' at i when it opens a derived table in FROM with a column
 // list, `FROM (SELECT ...) [AS] t (a, b)`, which TiDB does not parse: it records the list in
 // r.colList under the alias and marks the list's tokens to be dropped (the binder renames).
@@ -131,7 +187,10 @@ func (r *rewriter) derivedColumns(i int) *Error {
 		return r.errAt(k, "two derived tables named %s have column lists", a.val)
 	}
 	if r.colList == nil {
-		r.colList, r.drop = map[string][]string{}, map[int]int{}
+		r.colList = map[string][]string{}
+	}
+	if r.drop == nil {
+		r.drop = map[int]int{}
 	}
 	r.colList[key] = names
 	r.drop[k+1] = next
@@ -226,10 +285,17 @@ var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": t
 
 // rewriteRange emits tokens [i, j), rewriting every carrier it meets.
 func (r *rewriter) rewriteRange(i, j int) *Error {
+	nw := r.findNulls()
 	for k := i; k < j; {
+		for n := nw.close[k]; n > 0; n-- {
+			r.syn(")", r.toks[k].off)
+		}
 		if e, ok := r.drop[k]; ok {
 			k = e
 			continue
+		}
+		if fn := nw.open[k]; fn != "" {
+			r.syn(fn, r.toks[k].off)
 		}
 		t := r.toks[k]
 		if err := r.checkName(k); err != nil {

@@ -154,6 +154,16 @@ func (s *Stmt) UserText(off, n int) string {
 	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s.src[u0:u1]), ","))
 }
 
+// NullsOrder recognizes the carrier of an ORDER BY item written with NULLS FIRST or NULLS
+// LAST (see nullsWraps) and returns the item's expression and whether NULLs sort first.
+func NullsOrder(e ast.ExprNode) (x ast.ExprNode, nullsFirst, ok bool) {
+	fc, isCall := e.(*ast.FuncCallExpr)
+	if !isCall || len(fc.Args) != 1 || fc.FnName.L != "__sx_nulls_first" && fc.FnName.L != "__sx_nulls_last" {
+		return e, false, false
+	}
+	return fc.Args[0], fc.FnName.L == "__sx_nulls_first", true
+}
+
 // IntervalMillis recognizes the interval carrier __sx_interval(<ms>) (see
 // doc.go) and returns the interval in milliseconds.
 func IntervalMillis(e ast.ExprNode) (int64, bool) {
