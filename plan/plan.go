@@ -310,15 +310,26 @@ func (n *Join) explain() string {
 	}
 	return s
 }
+// keyText renders a sort key for EXPLAIN.
+func keyText(in []Col, k exec.SortKey) string {
+	s := in[k.Col].Name
+	if k.Desc {
+		s += " DESC"
+	}
+	switch k.Nulls {
+	case exec.NullsFirst:
+		s += " NULLS FIRST"
+	case exec.NullsLast:
+		s += " NULLS LAST"
+	}
+	return s
+}
+
 func (n *Sort) explain() string {
 	in := n.Input.Schema()
 	var ks []string
 	for _, k := range n.Keys {
-		s := in[k.Col].Name
-		if k.Desc {
-			s += " DESC"
-		}
-		ks = append(ks, s)
+		ks = append(ks, keyText(in, k))
 	}
 	return "Sort " + strings.Join(ks, ", ")
 }
@@ -336,11 +347,7 @@ func (n *Rank) explain() string {
 		parts = append(parts, in[c].Name)
 	}
 	for _, k := range n.Order {
-		s := in[k.Col].Name
-		if k.Desc {
-			s += " DESC"
-		}
-		keys = append(keys, s)
+		keys = append(keys, keyText(in, k))
 	}
 	fn := n.cols[len(n.cols)-1].Name
 	return fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
