@@ -316,15 +316,12 @@ func (b *Binder) fieldName(f *ast.SelectField) string {
 	if c, ok := f.Expr.(*ast.ColumnNameExpr); ok {
 		return c.Name.Name.O
 	}
-	t := strings.TrimSpace(f.Text())
-	if t == "" {
-		t = strings.TrimSpace(f.Expr.Text())
-	}
-	if t != "" && !strings.Contains(t, "__sx_") {
-		return t
-	}
+	// The user's text, not the carrier's (the front pass rewrites some constructs).
 	if u := b.Stmt.UserText(f.Offset, len(f.Text())); u != "" {
-		return u
+		return strings.Join(strings.Fields(u), " ")
+	}
+	if t := strings.TrimSpace(f.Text()); t != "" && !strings.Contains(t, "__sx_") {
+		return t
 	}
 	return restore(f.Expr)
 }

@@ -178,6 +178,7 @@ func FuzzParse(f *testing.F) {
 		"SELECT 'a''b', `c``d`, \"e\" /* x */ -- y\n# z\n",
 		"SELECT * FROM (VALUES (1, 'a'), (2, CAST(3 AS INT))) AS t(x, y) WHERE x IN (VALUES (1))",
 		"SELECT x FROM (SELECT a FROM t) s(x) ORDER BY x DESC NULLS LAST, 2 NULLS FIRST",
+		"SELECT COUNT(*) FILTER (WHERE a > 1), SUM(DISTINCT b) FILTER (WHERE c) FROM t",
 	}
 	for _, s := range seeds {
 		f.Add(s)

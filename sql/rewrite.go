@@ -62,7 +62,7 @@ type rewriter struct {
 	windows map[string]*WindowTVF
 	colList map[string][]string // derived table alias (lower case) -> its column list
 	drop    map[int]int         // token index -> index after: tokens not emitted (column lists, NULLS FIRST/LAST)
-	nulls   *nullsWraps         // ORDER BY items with NULLS FIRST/LAST, found on first use
+	wraps   *wraps              // rewrites around later tokens, found on first use
 	match   []int               // matchParen's table, built on first use
 }
 
@@ -102,59 +102,109 @@ func (r *rewriter) columnList(i int) ([]string, int, *Error) {
 	return names, end + 1, nil
 }
 
-// nullsWraps are the ORDER BY items written with NULLS FIRST/LAST, which TiDB does not parse:
-// each item `e [ASC|DESC] NULLS LAST` is emitted as `__sx_nulls_last(e) [ASC|DESC]` (see
-// NullsOrder) and its NULLS tokens are dropped.
-type nullsWraps struct {
-	open  map[int]string // token index -> carrier call opened before it
-	close map[int]int    // token index -> number of ')' closed before it
+// wraps are the constructs TiDB does not parse that the front pass rewrites around tokens
+// met later, found by one scan of the statement on first use:
+//   - an ORDER BY item `e [ASC|DESC] NULLS LAST` is emitted as `__sx_nulls_last(e) [ASC|DESC]`
+//     (see NullsOrder), likewise NULLS FIRST;
+//   - an aggregate `agg([DISTINCT] x) FILTER (WHERE c)` as `agg([DISTINCT] CASE WHEN (c) THEN
+//     x END)`, and `count(*) FILTER (WHERE c)` as `count(CASE WHEN (c) THEN 1 END)`.
+//
+// Their trailing tokens (NULLS ..., FILTER (...)) are marked in r.drop.
+type wraps struct {
+	open  map[int]string // token index -> carrier text emitted before it
+	close map[int]string // token index -> carrier text emitted before it, ahead of open and drop
+	cond  map[int][2]int // token index of a FILTERed aggregate's argument -> its condition's tokens
 }
 
-// findNulls builds r.nulls (and marks the NULLS tokens in r.drop).
-func (r *rewriter) findNulls() *nullsWraps {
-	if r.nulls != nil {
-		return r.nulls
+// findWraps builds r.wraps.
+func (r *rewriter) findWraps() *wraps {
+	if r.wraps != nil {
+		return r.wraps
 	}
-	w := &nullsWraps{open: map[int]string{}, close: map[int]int{}}
-	r.nulls = w
+	w := &wraps{open: map[int]string{}, close: map[int]string{}, cond: map[int][2]int{}}
+	r.wraps = w
+	if r.drop == nil {
+		r.drop = map[int]int{}
+	}
 	for k, t := range r.toks {
-		if !t.is("NULLS") || !(r.at(k+1).is("FIRST") || r.at(k+1).is("LAST")) {
-			continue
+		switch {
+		case t.is("NULLS") && (r.at(k+1).is("FIRST") || r.at(k+1).is("LAST")):
+			r.wrapNulls(w, k)
+		case t.is("FILTER") && r.at(k-1).op(")") && r.at(k+1).op("(") && r.at(k+2).is("WHERE"):
+			r.wrapFilter(w, k)
 		}
-		end := k
-		if p := r.at(k - 1); p.is("ASC") || p.is("DESC") {
-			end = k - 1
-		}
-		// The item starts after the ORDER BY or the ',' before it at its depth.
-		j, depth := end-1, 0
-		for ; j >= 0; j-- {
-			u := r.toks[j]
-			if u.op(")") {
-				depth++
-			} else if u.op("(") {
-				if depth == 0 {
-					break
-				}
-				depth--
-			} else if depth == 0 && (u.op(",") || u.is("BY")) {
-				break
-			}
-		}
-		if j < 0 || j+1 >= end || !(r.toks[j].op(",") || r.toks[j].is("BY") && r.at(j-1).is("ORDER")) {
-			continue // not an ORDER BY item: TiDB reports the syntax error
-		}
-		fn := "`__sx_nulls_first`("
-		if r.at(k + 1).is("LAST") {
-			fn = "`__sx_nulls_last`("
-		}
-		w.open[j+1] += fn
-		w.close[end]++
-		if r.drop == nil {
-			r.drop = map[int]int{}
-		}
-		r.drop[k] = k + 2
 	}
 	return w
+}
+
+// wrapNulls records the ORDER BY item ending in NULLS FIRST/LAST at k.
+func (r *rewriter) wrapNulls(w *wraps, k int) {
+	end := k
+	if p := r.at(k - 1); p.is("ASC") || p.is("DESC") {
+		end = k - 1
+	}
+	// The item starts after the ORDER BY or the ',' before it at its depth.
+	j, depth := end-1, 0
+	for ; j >= 0; j-- {
+		u := r.toks[j]
+		if u.op(")") {
+			depth++
+		} else if u.op("(") {
+			if depth == 0 {
+				break
+			}
+			depth--
+		} else if depth == 0 && (u.op(",") || u.is("BY")) {
+			break
+		}
+	}
+	if j < 0 || j+1 >= end || !(r.toks[j].op(",") || r.toks[j].is("BY") && r.at(j-1).is("ORDER")) {
+		return // not an ORDER BY item: TiDB reports the syntax error
+	}
+	fn := "`__sx_nulls_first`("
+	if r.at(k + 1).is("LAST") {
+		fn = "`__sx_nulls_last`("
+	}
+	w.open[j+1] += fn
+	w.close[end] += ")"
+	r.drop[k] = k + 2
+}
+
+// wrapFilter records the one-argument aggregate call followed by FILTER (WHERE ...) at k.
+func (r *rewriter) wrapFilter(w *wraps, k int) {
+	c := k - 1
+	o := -1
+	for i := c - 1; i >= 0; i-- {
+		if r.matchParen(i) == c {
+			o = i
+			break
+		}
+	}
+	if o < 1 || !r.toks[o-1].isName() {
+		return
+	}
+	arg := o + 1
+	if r.at(arg).is("DISTINCT") {
+		arg++
+	}
+	depth := 0
+	for i := arg; i < c; i++ {
+		switch u := r.toks[i]; {
+		case u.op("("):
+			depth++
+		case u.op(")"):
+			depth--
+		case depth == 0 && u.op(","):
+			return // several arguments: TiDB reports the syntax error
+		}
+	}
+	end := r.matchParen(k + 1)
+	if arg >= c || end < 0 || k+3 >= end {
+		return
+	}
+	w.cond[arg] = [2]int{k + 3, end}
+	w.close[c] += " END"
+	r.drop[k] = end + 1
 }
 
 // derivedColumns handles the '(' at i when it opens a derived table in FROM with a column
@@ -285,19 +335,31 @@ var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": t
 
 // rewriteRange emits tokens [i, j), rewriting every carrier it meets.
 func (r *rewriter) rewriteRange(i, j int) *Error {
-	nw := r.findNulls()
+	w := r.findWraps()
 	for k := i; k < j; {
-		for n := nw.close[k]; n > 0; n-- {
-			r.syn(")", r.toks[k].off)
+		t := r.toks[k]
+		if c := w.close[k]; c != "" {
+			r.syn(c, t.off)
 		}
 		if e, ok := r.drop[k]; ok {
 			k = e
 			continue
 		}
-		if fn := nw.open[k]; fn != "" {
-			r.syn(fn, r.toks[k].off)
+		if fn := w.open[k]; fn != "" {
+			r.syn(fn, t.off)
 		}
-		t := r.toks[k]
+		if cond, ok := w.cond[k]; ok {
+			r.syn("CASE WHEN (", t.off)
+			if err := r.rewriteRange(cond[0], cond[1]); err != nil {
+				return err
+			}
+			r.syn(") THEN", t.off)
+			if t.op("*") {
+				r.syn("1", t.off)
+				k++
+				continue
+			}
+		}
 		if err := r.checkName(k); err != nil {
 			return err
 		}

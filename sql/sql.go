@@ -155,7 +155,7 @@ func (s *Stmt) UserText(off, n int) string {
 }
 
 // NullsOrder recognizes the carrier of an ORDER BY item written with NULLS FIRST or NULLS
-// LAST (see nullsWraps) and returns the item's expression and whether NULLs sort first.
+// LAST (see wraps) and returns the item's expression and whether NULLs sort first.
 func NullsOrder(e ast.ExprNode) (x ast.ExprNode, nullsFirst, ok bool) {
 	fc, isCall := e.(*ast.FuncCallExpr)
 	if !isCall || len(fc.Args) != 1 || fc.FnName.L != "__sx_nulls_first" && fc.FnName.L != "__sx_nulls_last" {
