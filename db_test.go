@@ -790,6 +790,10 @@ func TestDBAppendValidation(t *testing.T) {
 		}
 	}
 
+	if err := db.Append(ctx, "ev", nil); err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("Append of a nil record: %v, want an error naming nil", err)
+	}
+
 	// Wrong column count.
 	{
 		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil)

@@ -20,6 +20,9 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if rec == nil {
+		return fmt.Errorf("append: no record batch (nil) for table %s", name)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -148,11 +149,11 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 				x, err = plan.LiteralConst(l)
 			}
 			if err != nil {
-				return nil, s.ErrorAtPos(s.LitPos(l), "column %s: %s", t.cols[col].Name, err)
+				return nil, columnError(s, s.LitPos(l), t.cols[col].Name, err)
 			}
 			v, err := constValue(x, t.cols[col].Type)
 			if err != nil {
-				return nil, s.ErrorAtPos(s.LitPos(l), "column %s: %s", t.cols[col].Name, err)
+				return nil, columnError(s, s.LitPos(l), t.cols[col].Name, err)
 			}
 			builders[col].Append(v)
 		}
@@ -198,7 +199,7 @@ func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]
 			}
 			v, err := constValue(x, t.cols[col].Type)
 			if err != nil {
-				return nil, s.ErrorAtPos(s.PosOf(ex), "column %s: %s", t.cols[col].Name, err)
+				return nil, columnError(s, s.PosOf(ex), t.cols[col].Name, err)
 			}
 			builders[col].Append(v)
 		}
@@ -590,4 +591,14 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	t.wm.Set(after)
 	e.feed(t, old, &exec.Batch{Cols: nb.Cols, N: nb.N, WM: before}, prevW)
 	return &Result{RowsAffected: int64(old.N)}, nil
+}
+
+// columnError reports err, met computing a value of column col at p; a data error raised
+// inside the expression (division by zero) names its own place.
+func columnError(s *sql.Stmt, p sql.Pos, col string, err error) error {
+	var de *exec.DataError
+	if errors.As(err, &de) {
+		p, err = sql.Pos{Line: de.Pos.Line, Col: de.Pos.Col}, de.Err
+	}
+	return s.ErrorAtPos(p, "column %s: %s", col, err)
 }

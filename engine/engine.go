@@ -240,7 +240,11 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 	}
 	nparams := 0
 	for _, s := range stmts {
-		nparams += numberParams(s.Node) + s.Params
+		n := numberParams(s.Node) + s.Params
+		if n > 0 && s.Kind == sql.KindCreateView {
+			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in CREATE MATERIALIZED VIEW: its query is kept as text; write the values in")
+		}
+		nparams += n
 	}
 	if nparams != len(args) {
 		return nil, fmt.Errorf("statement has %d placeholder(s) but %d argument(s) were given", nparams, len(args))

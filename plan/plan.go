@@ -310,6 +310,7 @@ func (n *Join) explain() string {
 	}
 	return s
 }
+
 // keyText renders a sort key for EXPLAIN.
 func keyText(in []Col, k exec.SortKey) string {
 	s := in[k.Col].Name

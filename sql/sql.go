@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -256,25 +255,18 @@ func Parse(text string) (stmts []*Stmt, err error) {
 	return stmts, nil
 }
 
-var parserPool = sync.Pool{New: func() any {
-	p := parser.New()
-	p.SetSQLMode(mysql.ModePipesAsConcat)
-	return p
-}}
-
 // tidbParse parses one carrier statement with TiDB, turning its errors and
-// panics into *Errors located in the user's text through m.
+// panics into *Errors located in the user's text through m. Each parse has its own parser:
+// a TiDB parser reuses the memory of the nodes it returned for its next parse, and a
+// statement's nodes live on (prepared statements, views) and are read concurrently.
 func tidbParse(src, carrier string, m *posMap) (node ast.StmtNode, err *Error) {
-	p := parserPool.Get().(*parser.Parser)
 	defer func() {
 		if r := recover(); r != nil {
 			node, err = nil, errAtOff(src, m.user(0), "syntax error")
-			p = nil // do not reuse a parser that panicked
-		}
-		if p != nil {
-			parserPool.Put(p)
 		}
 	}()
+	p := parser.New()
+	p.SetSQLMode(mysql.ModePipesAsConcat)
 	nodes, _, perr := p.Parse(carrier, "", "")
 	if perr != nil {
 		return nil, mapTiDBError(src, carrier, m, perr.Error())
