@@ -252,7 +252,7 @@ type rows struct{ r *Rows }
 var (
 	_ driver.RowsColumnTypeDatabaseTypeName = (*rows)(nil)
 	_ driver.RowsColumnTypeScanType         = (*rows)(nil)
-	_ driver.RowsColumnTypeNullable         = (*rows)(nil)
+	_ driver.RowsColumnTypePrecisionScale   = (*rows)(nil)
 )
 
 func (r *rows) Columns() []string { return r.r.Columns() }
@@ -273,7 +273,17 @@ func (r *rows) Next(dest []driver.Value) error {
 
 func (r *rows) ColumnTypeDatabaseTypeName(i int) string { return typeName(r.r.cols[i].Type) }
 
-func (r *rows) ColumnTypeNullable(int) (bool, bool) { return true, true }
+// Nullability is not tracked through expressions, so ColumnTypeNullable is not implemented
+// (database/sql then reports it as unknown).
+
+// ColumnTypePrecisionScale reports DECIMAL(p,s).
+func (r *rows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
+	t := r.r.cols[i].Type
+	if t.Kind != types.Decimal {
+		return 0, 0, false
+	}
+	return int64(t.Precision), int64(t.Scale), true
+}
 
 func (r *rows) ColumnTypeScanType(i int) reflect.Type {
 	switch r.r.cols[i].Type.Kind {

@@ -105,6 +105,13 @@ func TestDriverRoundTrip(t *testing.T) {
 		if ct.ScanType() != wantScan[i] {
 			t.Errorf("column %s ScanType = %v, want %v", ct.Name(), ct.ScanType(), wantScan[i])
 		}
+		p, sc, ok := ct.DecimalSize()
+		if want := names[i] == "DECIMAL(10,2)"; ok != want || ok && (p != 10 || sc != 2) {
+			t.Errorf("column %s DecimalSize = %d, %d, %v", ct.Name(), p, sc, ok)
+		}
+		if _, ok := ct.Nullable(); ok {
+			t.Errorf("column %s: Nullable claims to know", ct.Name())
+		}
 	}
 	type row struct {
 		id, i int64
