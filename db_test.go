@@ -227,7 +227,7 @@ func TestDBAllTypesRoundTrip(t *testing.T) {
 	tsv := time.Date(2024, 5, 6, 7, 8, 9, 123e6, time.UTC)
 	mustExec(t, db, "INSERT INTO ty VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		true, int64(5), int64(1)<<40, 1.5, "99.90", "p", "2020-01-02", tsv)
-	rows2, err := db.Query("SELECT b, i, bi, d, amt, s, dt, ts FROM ty")
+	rows2, err := db.Query("SELECT b, i, bi, d, amt, s, dt, ts, s AS raw FROM ty")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,12 @@ func TestDBAllTypesRoundTrip(t *testing.T) {
 		d      float64
 		dec, s string
 		dt, tt time.Time
+		raw    []byte
 	)
-	if err := rows2.Scan(&b, &i, &bi, &d, &dec, &s, &dt, &tt); err != nil {
+	if err := rows2.Scan(&b, &i, &bi, &d, &dec, &s, &dt, &tt, &raw); err != nil {
 		t.Fatal(err)
 	}
-	if !b || i != 5 || bi != 1<<40 || d != 1.5 || dec != "99.90" || s != "p" ||
+	if !b || i != 5 || bi != 1<<40 || d != 1.5 || dec != "99.90" || s != "p" || string(raw) != "p" ||
 		!dt.Equal(time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC)) || !tt.Equal(tsv) {
 		t.Fatalf("Scan got %v %v %v %v %q %q %v %v", b, i, bi, d, dec, s, dt, tt)
 	}

@@ -160,6 +160,15 @@ func assign(d, v any) error {
 			*p = fmt.Sprint(x)
 			return nil
 		}
+	case *[]byte:
+		switch x := v.(type) {
+		case string:
+			*p = []byte(x)
+			return nil
+		case nil:
+			*p = nil
+			return nil
+		}
 	case *bool:
 		if x, ok := v.(bool); ok {
 			*p = x
