@@ -361,6 +361,29 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 			}
 			return substring(v[0].(string), v[1].(int64), 0, false)
 		})
+	case "left", "right":
+		// PostgreSQL: the first (last) n characters; a negative n drops the last (first) |n|.
+		if err := nargs(2, 2); err != nil {
+			return nil, true, err
+		}
+		if err := texts(0); err != nil {
+			return nil, true, err
+		}
+		if args[1], err = intArg("function "+name, args[1]); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			r := []rune(v[0].(string))
+			n, l := v[1].(int64), int64(len(r))
+			k := min(n, l)
+			if n < 0 {
+				k = max(l+n, 0)
+			}
+			if name == "left" {
+				return string(r[:k]), nil
+			}
+			return string(r[l-k:]), nil
+		})
 	case "concat":
 		// PostgreSQL: NULL arguments are skipped, so the result is never NULL.
 		if err := nargs(1, -1); err != nil {
