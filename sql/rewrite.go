@@ -413,6 +413,10 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
+		case up == "EXTRACT" && next.op("(") && pgExtractUnits[strings.ToUpper(r.at(k+2).raw)] && r.at(k+3).is("FROM"):
+			// Units TiDB's EXTRACT does not know become the function extract_<unit>(e).
+			r.syn("`extract_"+strings.ToLower(r.at(k+2).raw)+"`(", t.off)
+			k += 4
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
 		case dateFuncs[up] && next.op("("):
@@ -528,6 +532,9 @@ func (r *rewriter) valuesRows(i, end int, names []string) (int, *Error) {
 		k++
 	}
 }
+
+// pgExtractUnits are the EXTRACT units of PostgreSQL and Flink that MySQL lacks.
+var pgExtractUnits = map[string]bool{"EPOCH": true, "DOW": true, "DOY": true}
 
 // intervalUnits maps interval units (singular) to milliseconds.
 var intervalUnits = map[string]int64{
