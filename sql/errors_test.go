@@ -179,6 +179,7 @@ func FuzzParse(f *testing.F) {
 		"SELECT * FROM (VALUES (1, 'a'), (2, CAST(3 AS INT))) AS t(x, y) WHERE x IN (VALUES (1))",
 		"SELECT x FROM (SELECT a FROM t) s(x) ORDER BY x DESC NULLS LAST, 2 NULLS FIRST",
 		"SELECT COUNT(*) FILTER (WHERE a > 1), SUM(DISTINCT b) FILTER (WHERE c) FROM t",
+		"SELECT a::BIGINT::VARCHAR, f(x)::DECIMAL(10,2), (a + 1)::DOUBLE, EXTRACT(EPOCH FROM ts) FROM t ORDER BY a::INT NULLS LAST",
 	}
 	for _, s := range seeds {
 		f.Add(s)

@@ -107,9 +107,12 @@ func (r *rewriter) columnList(i int) ([]string, int, *Error) {
 //   - an ORDER BY item `e [ASC|DESC] NULLS LAST` is emitted as `__sx_nulls_last(e) [ASC|DESC]`
 //     (see NullsOrder), likewise NULLS FIRST;
 //   - an aggregate `agg([DISTINCT] x) FILTER (WHERE c)` as `agg([DISTINCT] CASE WHEN (c) THEN
-//     x END)`, and `count(*) FILTER (WHERE c)` as `count(CASE WHEN (c) THEN 1 END)`.
+//     x END)`, and `count(*) FILTER (WHERE c)` as `count(CASE WHEN (c) THEN 1 END)`;
+//   - a PostgreSQL cast `x::T` as `__sx_cast(x, 'T')` (see CastOf), x being the primary just
+//     before it (a name, literal, call, parenthesized expression or cast).
 //
-// Their trailing tokens (NULLS ..., FILTER (...)) are marked in r.drop.
+// Their trailing tokens (NULLS ..., FILTER (...), ::T) are marked in r.drop. A wrap found
+// later encloses the earlier ones at the same token, so openers are prepended.
 type wraps struct {
 	open  map[int]string // token index -> carrier text emitted before it
 	close map[int]string // token index -> carrier text emitted before it, ahead of open and drop
@@ -126,8 +129,11 @@ func (r *rewriter) findWraps() *wraps {
 	if r.drop == nil {
 		r.drop = map[int]int{}
 	}
+	castStart := map[int]int{} // last token of a ::T -> the first token of its cast
 	for k, t := range r.toks {
 		switch {
+		case t.op("::"):
+			r.wrapCast(w, k, castStart)
 		case t.is("NULLS") && (r.at(k+1).is("FIRST") || r.at(k+1).is("LAST")):
 			r.wrapNulls(w, k)
 		case t.is("FILTER") && r.at(k-1).op(")") && r.at(k+1).op("(") && r.at(k+2).is("WHERE"):
@@ -165,9 +171,74 @@ func (r *rewriter) wrapNulls(w *wraps, k int) {
 	if r.at(k + 1).is("LAST") {
 		fn = "`__sx_nulls_last`("
 	}
-	w.open[j+1] += fn
+	w.open[j+1] = fn + w.open[j+1]
 	w.close[end] += ")"
 	r.drop[k] = k + 2
+}
+
+// castOperand returns the first token of the primary expression ending at token p: a
+// (qualified) name, a literal, a typed literal, a call or a parenthesized expression.
+func (r *rewriter) castOperand(p int) (int, bool) {
+	if p < 0 {
+		return 0, false
+	}
+	switch t := r.toks[p]; {
+	case t.op(")"):
+		for o := p - 1; o >= 0; o-- {
+			if r.matchParen(o) != p {
+				continue
+			}
+			if o > 0 && r.toks[o-1].isName() && r.toks[o-1].end == r.toks[o].off {
+				return o - 1, true // a call: name(...)
+			}
+			return o, true
+		}
+	case t.isName():
+		start := p
+		for start >= 2 && r.toks[start-1].op(".") && r.toks[start-2].isName() {
+			start -= 2
+		}
+		return start, true
+	case t.kind == tkNumber:
+		return p, true
+	case t.kind == tkString:
+		if q := r.at(p - 1); p > 0 && (q.is("DATE") || q.is("TIMESTAMP") || q.is("TIME")) {
+			return p - 1, true
+		}
+		return p, true
+	}
+	return 0, false
+}
+
+// wrapCast records the PostgreSQL cast `x::T` whose '::' is at k.
+func (r *rewriter) wrapCast(w *wraps, k int, castStart map[int]int) {
+	start, ok := castStart[k-1]
+	if !ok {
+		start, ok = r.castOperand(k - 1)
+	}
+	// The type: a name, optionally with (precision[, scale]).
+	ty := r.at(k + 1)
+	if !ok || k+1 >= len(r.toks) || ty.kind != tkIdent {
+		return // TiDB reports the syntax error
+	}
+	typ, end := strings.ToUpper(ty.raw), k+2
+	if r.at(end).op("(") {
+		m := r.matchParen(end)
+		if m < 0 {
+			return
+		}
+		for _, u := range r.toks[end : m+1] {
+			if u.kind != tkNumber && !u.op("(") && !u.op(")") && !u.op(",") {
+				return
+			}
+			typ += u.raw
+		}
+		end = m + 1
+	}
+	w.open[start] = "`__sx_cast`(" + w.open[start]
+	w.close[k] += ", '" + typ + "')"
+	r.drop[k] = end
+	castStart[end-1] = start
 }
 
 // wrapFilter records the one-argument aggregate call followed by FILTER (WHERE ...) at k.
