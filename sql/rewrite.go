@@ -109,7 +109,9 @@ func (r *rewriter) columnList(i int) ([]string, int, *Error) {
 //   - an aggregate `agg([DISTINCT] x) FILTER (WHERE c)` as `agg([DISTINCT] CASE WHEN (c) THEN
 //     x END)`, and `count(*) FILTER (WHERE c)` as `count(CASE WHEN (c) THEN 1 END)`;
 //   - a PostgreSQL cast `x::T` as `__sx_cast(x, 'T')` (see CastOf), x being the primary just
-//     before it (a name, literal, call, parenthesized expression or cast).
+//     before it (a name, literal, call, parenthesized expression or cast);
+//   - `a IS NOT DISTINCT FROM b` as `a <=> b`, and `a IS DISTINCT FROM b` as `a <=> b = FALSE`
+//     (comparisons associate left), b being a primary.
 //
 // Their trailing tokens (NULLS ..., FILTER (...), ::T) are marked in r.drop. A wrap found
 // later encloses the earlier ones at the same token, so openers are prepended.
@@ -117,6 +119,14 @@ type wraps struct {
 	open  map[int]string // token index -> carrier text emitted before it
 	close map[int]string // token index -> carrier text emitted before it, ahead of open and drop
 	cond  map[int][2]int // token index of a FILTERed aggregate's argument -> its condition's tokens
+	// distinct: token index of IS in IS [NOT] DISTINCT FROM -> the right operand's tokens and
+	// whether NOT was written.
+	distinct map[int]distinctFrom
+}
+
+type distinctFrom struct {
+	from, to int
+	not      bool
 }
 
 // findWraps builds r.wraps.
@@ -124,7 +134,7 @@ func (r *rewriter) findWraps() *wraps {
 	if r.wraps != nil {
 		return r.wraps
 	}
-	w := &wraps{open: map[int]string{}, close: map[int]string{}, cond: map[int][2]int{}}
+	w := &wraps{open: map[int]string{}, close: map[int]string{}, cond: map[int][2]int{}, distinct: map[int]distinctFrom{}}
 	r.wraps = w
 	if r.drop == nil {
 		r.drop = map[int]int{}
@@ -134,6 +144,10 @@ func (r *rewriter) findWraps() *wraps {
 		switch {
 		case t.op("::"):
 			r.wrapCast(w, k, castStart)
+		case t.is("IS") && r.at(k+1).is("DISTINCT") && r.at(k+2).is("FROM"):
+			w.distinct[k] = distinctFrom{from: k + 3, to: r.primaryEnd(k + 3)}
+		case t.is("IS") && r.at(k+1).is("NOT") && r.at(k+2).is("DISTINCT") && r.at(k+3).is("FROM"):
+			w.distinct[k] = distinctFrom{from: k + 4, to: r.primaryEnd(k + 4), not: true}
 		case t.is("NULLS") && (r.at(k+1).is("FIRST") || r.at(k+1).is("LAST")):
 			r.wrapNulls(w, k)
 		case t.is("FILTER") && r.at(k-1).op(")") && r.at(k+1).op("(") && r.at(k+2).is("WHERE"):
@@ -174,6 +188,60 @@ func (r *rewriter) wrapNulls(w *wraps, k int) {
 	w.open[j+1] = fn + w.open[j+1]
 	w.close[end] += ")"
 	r.drop[k] = k + 2
+}
+
+// primaryEnd returns the index after the primary expression starting at token i — a
+// (qualified) name, a call, a signed number, a string, a typed literal or a parenthesized
+// expression, with any ::T casts — or -1 if there is none or an operator binding tighter
+// than a comparison follows it.
+func (r *rewriter) primaryEnd(i int) int {
+	t := r.at(i)
+	if i >= len(r.toks) {
+		return -1
+	}
+	k := -1
+	switch {
+	case t.op("("):
+		if m := r.matchParen(i); m >= 0 {
+			k = m + 1
+		}
+	case (t.op("-") || t.op("+")) && r.at(i+1).kind == tkNumber:
+		k = i + 2
+	case t.kind == tkNumber || t.kind == tkString:
+		k = i + 1
+	case (t.is("DATE") || t.is("TIMESTAMP") || t.is("TIME")) && r.at(i+1).kind == tkString:
+		k = i + 2
+	case t.isName():
+		k = i + 1
+		for r.at(k).op(".") && r.at(k+1).isName() {
+			k += 2
+		}
+		if p := r.at(k); p.op("(") && r.toks[k-1].end == p.off {
+			if m := r.matchParen(k); m >= 0 {
+				k = m + 1
+			}
+		}
+	}
+	for k >= 0 && r.at(k).op("::") && r.at(k+1).kind == tkIdent {
+		k += 2
+		if r.at(k).op("(") {
+			if m := r.matchParen(k); m >= 0 {
+				k = m + 1
+			}
+		}
+	}
+	if k < 0 || k > len(r.toks) {
+		return -1
+	}
+	for _, op := range []string{"+", "-", "*", "/", "%", "||", "&", "|", "^", "<<", ">>", ".", "::"} {
+		if k < len(r.toks) && r.toks[k].op(op) {
+			return -1
+		}
+	}
+	if u := r.at(k); k < len(r.toks) && (u.is("DIV") || u.is("MOD") || u.is("COLLATE")) {
+		return -1
+	}
+	return k
 }
 
 // castOperand returns the first token of the primary expression ending at token p: a
@@ -418,6 +486,20 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		}
 		if fn := w.open[k]; fn != "" {
 			r.syn(fn, t.off)
+		}
+		if d, ok := w.distinct[k]; ok {
+			if d.to < 0 || d.to > j {
+				return r.errAt(d.from, "IS DISTINCT FROM: put a right operand that is not a single value or column in parentheses")
+			}
+			r.syn("<=>", t.off)
+			if err := r.rewriteRange(d.from, d.to); err != nil {
+				return err
+			}
+			if !d.not {
+				r.syn("= FALSE", t.off)
+			}
+			k = d.to
+			continue
 		}
 		if cond, ok := w.cond[k]; ok {
 			r.syn("CASE WHEN (", t.off)
