@@ -405,22 +405,7 @@ func runJoinSeed(t *testing.T, p joinParams, cov *joinCoverage) {
 		mustExec(s)
 	}
 	mustExec("FLUSH") // J7
-	query := func(q string) [][]any {
-		t.Helper()
-		rs, err := db.Query(q)
-		if err != nil {
-			t.Fatalf("[%v] %s: %v", p, q, err)
-		}
-		defer rs.Close()
-		var out [][]any
-		for rs.Next() {
-			out = append(out, append([]any(nil), rs.Values()...))
-		}
-		if err := rs.Err(); err != nil {
-			t.Fatalf("[%v] %s: %v", p, q, err)
-		}
-		return out
-	}
+	query := func(q string) [][]any { t.Helper(); return engineRows(t, db, fmt.Sprint(p), q) }
 
 	// J1: the tables' final watermarks.
 	for name, want := range map[string]int64{"orders": m.wo, "rates": m.wr, "shipments": m.ws} {
@@ -535,31 +520,7 @@ func runJoinSeed(t *testing.T, p joinParams, cov *joinCoverage) {
 	for tbl, v := range vals {
 		duckExec("INSERT INTO " + tbl + " VALUES " + strings.Join(v, ", "))
 	}
-	duckRows := func(q string) map[string]int {
-		t.Helper()
-		rs, err := duck.Query(q)
-		if err != nil {
-			t.Fatalf("duckdb: %s: %v", q, err)
-		}
-		defer rs.Close()
-		cols, _ := rs.Columns()
-		out := map[string]int{}
-		for rs.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rs.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			out[renderRow(vals)]++
-		}
-		if err := rs.Err(); err != nil {
-			t.Fatalf("duckdb: %s: %v", q, err)
-		}
-		return out
-	}
+	duckRows := func(q string) map[string]int { t.Helper(); return duckRowCounts(t, duck, q) }
 	duckInt := func(q string) int {
 		t.Helper()
 		var n int

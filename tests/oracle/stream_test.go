@@ -49,6 +49,7 @@ package oracle
 //	go test -run 'TestStreamingViewsMatchDuckDB/seed=N$' -v
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -365,22 +366,7 @@ func runStreamSeed(t *testing.T, p streamParams, cov *streamCoverage) {
 		mustExec(sb.String())
 	}
 	mustExec("FLUSH") // W8
-	query := func(q string) [][]any {
-		t.Helper()
-		rows, err := db.Query(q)
-		if err != nil {
-			t.Fatalf("[%v] %s: %v", p, q, err)
-		}
-		defer rows.Close()
-		var out [][]any
-		for rows.Next() {
-			out = append(out, append([]any(nil), rows.Values()...))
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("[%v] %s: %v", p, q, err)
-		}
-		return out
-	}
+	query := func(q string) [][]any { t.Helper(); return engineRows(t, db, fmt.Sprint(p), q) }
 
 	// The table's watermark (W1).
 	var finalWM int64
@@ -491,31 +477,7 @@ func runStreamSeed(t *testing.T, p streamParams, cov *streamCoverage) {
 		}
 		duckExec(sb.String())
 	}
-	duckRows := func(q string) map[string]int {
-		t.Helper()
-		rows, err := duck.Query(q)
-		if err != nil {
-			t.Fatalf("duckdb: %s: %v", q, err)
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		out := map[string]int{}
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			out[renderRow(vals)]++
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("duckdb: %s: %v", q, err)
-		}
-		return out
-	}
+	duckRows := func(q string) map[string]int { t.Helper(); return duckRowCounts(t, duck, q) }
 
 	// W2/W3: the windows of each row that were not complete when it arrived (a late row has none,
 	// so `NOT late_x` is implied; it is written out to make the intent plain).
@@ -643,6 +605,51 @@ func renderValue(v any) string {
 		return string(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// duckRowCounts runs q on DuckDB and counts its rows by their rendering (a multiset).
+func duckRowCounts(t *testing.T, duck *sql.DB, q string) map[string]int {
+	t.Helper()
+	rows, err := duck.Query(q)
+	if err != nil {
+		t.Fatalf("duckdb: %s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	out := map[string]int{}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out[renderRow(vals)]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("duckdb: %s: %v", q, err)
+	}
+	return out
+}
+
+// engineRows runs q on streamsql and returns its rows; label names the run in failures.
+func engineRows(t *testing.T, db *streamsql.DB, label, q string) [][]any {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("[%s] %s: %v", label, q, err)
+	}
+	defer rows.Close()
+	var out [][]any
+	for rows.Next() {
+		out = append(out, append([]any(nil), rows.Values()...))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("[%s] %s: %v", label, q, err)
+	}
+	return out
 }
 
 func renderRow(r []any) string {
