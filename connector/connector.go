@@ -61,7 +61,8 @@ type Source interface {
 }
 
 // Open validates options (keys lower-case, values as strings) against the table's columns
-// and returns the source. opts["connector"] is "nexmark" or "datagen". Unknown option keys or
+// and returns the source. opts["connector"] is "nexmark" or "datagen" (Kafka tables are read by
+// package connector/kafka; its name is listed in the error for any other). Unknown option keys or
 // bad values → error naming the option and what is expected.
 func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, error) {
 	if clock == nil {
@@ -70,7 +71,7 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	o := &options{m: opts, used: map[string]bool{}}
 	name, ok := o.take("connector")
 	if !ok {
-		return nil, fmt.Errorf("connector: option 'connector' is required: expected 'nexmark' or 'datagen'")
+		return nil, fmt.Errorf("connector: option 'connector' is required: expected 'kafka', 'nexmark' or 'datagen'")
 	}
 	o.conn = strings.ToLower(strings.TrimSpace(name))
 	var (
@@ -84,7 +85,7 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	case "datagen":
 		g, rate, err = openDatagen(o, cols)
 	default:
-		return nil, fmt.Errorf("connector: option 'connector' = '%s': expected 'nexmark' or 'datagen'", name)
+		return nil, fmt.Errorf("connector: option 'connector' = '%s': expected 'kafka', 'nexmark' or 'datagen'", name)
 	}
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return fmt.Errorf("database is closed")
+		return errClosed
 	}
 	t, ok := e.tables[strings.ToLower(name)]
 	if !ok {

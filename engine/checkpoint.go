@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"time"
@@ -53,6 +55,14 @@ func (e *Engine) checkpoint(reason string) error {
 	}
 	for _, t := range e.tables {
 		info.tables[t.entry.ID] = t.wm.W
+	}
+	// Changes the views emitted before the checkpoint are not replayed after it, so the
+	// sinks must have them acknowledged first.
+	ctx, cancel := context.WithTimeout(context.Background(), kafkaCheckTimeout)
+	defer cancel()
+	if err := e.flushSinks(ctx); err != nil {
+		wb.Discard()
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	h := &exec.StateWriter{}
 	h.Int(info.id)
@@ -249,11 +259,17 @@ func (e *Engine) recover() error {
 			return nil
 		}})
 	}
-	if err := replayMerged(cs); err != nil {
+	if err := e.replayMerged(cs); err != nil {
 		return err
 	}
 	for _, c := range cs {
 		c.t.wm.Set(gens[c.t].W)
+		// Idleness may have moved a partitioned table's watermark past its rows.
+		if v, ok, err := e.store.Meta(tickKey(c.t)); err != nil {
+			return err
+		} else if ok && len(v) == 8 {
+			c.t.wm.Set(int64(binary.BigEndian.Uint64(v)))
+		}
 		for _, l := range c.t.listeners {
 			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: c.t.wm.W}); err != nil {
 				return err

@@ -16,6 +16,7 @@ import (
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/table"
 	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/watermark"
 )
 
 func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj, error) {
@@ -312,11 +313,15 @@ type batchWriter interface {
 
 // insertBatch validates, stores durably, and then feeds the table's views.
 func (e *Engine) insertBatch(t *tableObj, b *exec.Batch) error {
-	return e.insertBatchWith(t, b, nil)
+	return e.insertBatchWith(t, b, nil, nil)
 }
 
-// insertBatchWith is insertBatch with extra writes (a source offset) in the same commit.
-func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWriter)) error {
+// insertBatchWith is insertBatch for a connector: parts gives each row's partition (nil:
+// rows of a statement), and extra adds writes (the source's position) to the same commit.
+// Rows from partitions advance the table's watermark through t.parts; since that depends on
+// more than the rows, the watermarks before each row are stored with them (wmRunsKey) for
+// replays to reuse.
+func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, parts []int32, extra func(batchWriter)) error {
 	if b.N == 0 {
 		return nil
 	}
@@ -330,7 +335,19 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWri
 		if err != nil {
 			return err
 		}
-		before, after = t.wm.Advance(vals)
+		if parts != nil && t.parts != nil {
+			before, after = t.parts.Advance(parts, vals, t.wm.W)
+			runs := watermark.EncodeRuns(before, after)
+			outer := extra
+			extra = func(wb batchWriter) {
+				wb.PutMeta(wmRunsKey(t, e.seq.Last()), runs)
+				if outer != nil {
+					outer(wb)
+				}
+			}
+		} else {
+			before, after = t.wm.Advance(vals)
+		}
 	}
 	ch, err := t.data.Insert(b)
 	if err != nil {
@@ -346,6 +363,22 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, extra func(batchWri
 	// all rows inserted, so a temporal join keeps each as a version while aggregates net
 	// them out.
 	e.feed(t, ch.Deleted, &exec.Batch{Cols: b.Cols, N: b.N, WM: before}, prevW)
+	return nil
+}
+
+// wmRunsKey names the stored watermarks of a table's segment seq (see insertBatchWith).
+func wmRunsKey(t *tableObj, seq uint64) string {
+	return fmt.Sprintf("wmruns/%d/%020d", t.entry.ID, seq)
+}
+
+// commitMeta commits writes that touch no table (a position past bad records, a
+// watermark).
+func (e *Engine) commitMeta(extra func(batchWriter)) error {
+	wb := e.store.NewBatch()
+	extra(wb)
+	if err := e.store.Commit(wb); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -22,6 +23,9 @@ import (
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 )
+
+// errClosed is the error of anything asked of a closed database.
+var errClosed = errors.New("database is closed")
 
 // Options configure an engine.
 type Options struct {
@@ -68,6 +72,7 @@ type Engine struct {
 	tables map[string]*tableObj
 	views  map[string]*viewObj
 	late   []lateRow
+	bad    []badRecord
 	closed bool
 	clock  connector.Clock
 	split  *rand.Rand
@@ -156,9 +161,15 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		if err != nil {
 			return err
 		}
+		if err := e.loadBad(t); err != nil {
+			return err
+		}
 		return t.data.Load()
 	case catalog.KindView:
 		_, err := e.defineView(stmts[0], ent, false)
+		return err
+	case catalog.KindSink:
+		_, err := e.defineSink(stmts[0], ent)
 		return err
 	}
 	return fmt.Errorf("unknown catalog kind %q", ent.Kind)
@@ -225,6 +236,9 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	for _, v := range e.views {
 		v.closeSubscribers(fmt.Errorf("database closed"))
+		for len(v.sinks) > 0 {
+			v.sinks[0].detach()
+		}
 	}
 	return e.store.Close()
 }
@@ -286,7 +300,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		}
 	}()
 	if e.closed {
-		return nil, fmt.Errorf("database is closed")
+		return nil, errClosed
 	}
 	if !writes(s) {
 		// Everything but a write sees the views current: deliver what is queued.
@@ -304,7 +318,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindDropView:
 		return e.dropView(s.Name, s.IfExists, s)
 	case sql.KindFlush:
-		return &Result{}, nil
+		return &Result{}, e.flushSinks(ctx)
 	case sql.KindCheckpoint:
 		return &Result{}, e.checkpoint("manual")
 	case sql.KindSubscribe:
@@ -315,8 +329,12 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		return e.backup(s.Path)
 	case sql.KindSet:
 		return nil, s.ErrorAtPos(s.Pos, "SET %s: unknown setting", s.Options[0].Key)
-	case sql.KindCreateSink, sql.KindDropSink, sql.KindShowSinks:
-		return nil, s.ErrorAtPos(s.Pos, "sinks are not supported yet")
+	case sql.KindCreateSink:
+		return e.createSink(s)
+	case sql.KindDropSink:
+		return e.dropSink(s)
+	case sql.KindShowSinks:
+		return namesResult(e.cat.Names(catalog.KindSink)), nil
 	}
 	switch n := s.Node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:

@@ -7,88 +7,216 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/watermark"
 )
 
 // sourceBatch is how many rows a connector hands over per commit.
 const sourceBatch = 4096
 
 // feeder runs a table's connector: it takes batches from the source and inserts them, each
-// committed together with the source's offset, so that after a crash the source resumes
-// exactly after the last committed row (every row lands exactly once).
+// committed together with the source's position (and its bad records), so that after a
+// crash the source resumes exactly after the last committed row: every row lands once.
 type feeder struct {
-	src    connector.Source
 	cancel context.CancelFunc
 	done   chan struct{}
-	err    error // why it stopped, if not by EOF or Close (under the engine's lock)
-	eof    bool  // the source is exhausted (under the engine's lock)
-	// offset is the committed offset (read under the engine's lock).
+	// Under the engine's lock: why it stopped (if not by EOF or Close), whether the source
+	// is exhausted, the last transient error while it retries, the committed offset (rows
+	// or records taken) and the records the brokers hold beyond it (-1: not applicable).
+	err    error
+	eof    bool
+	retry  error
 	offset int64
+	lag    int64
 }
 
 func offsetKey(t *tableObj) string { return "offset/" + strconv.FormatUint(t.entry.ID, 10) }
 
+// tableSource is a table's opened connector: a generator or a Kafka topic.
+type tableSource struct {
+	gen   connector.Source
+	kafka *kafka.Source
+}
+
+func (s tableSource) close() {
+	if s.kafka != nil {
+		s.kafka.Close()
+	}
+}
+
 // openSource validates a table's connector options and positions it at the stored offset.
-func (e *Engine) openSource(t *tableObj) (connector.Source, error) {
+func (e *Engine) openSource(t *tableObj) (tableSource, error) {
+	pos, _, err := e.store.Meta(offsetKey(t))
+	if err != nil {
+		return tableSource{}, err
+	}
+	if strings.EqualFold(strings.TrimSpace(t.options["connector"]), "kafka") {
+		src, err := kafka.OpenSource(t.options, t.cols, pos)
+		return tableSource{kafka: src}, err
+	}
 	src, err := connector.Open(t.options, t.cols, e.clock)
 	if err != nil {
-		return nil, err
+		return tableSource{}, err
 	}
-	v, ok, err := e.store.Meta(offsetKey(t))
-	if err != nil {
-		return nil, err
-	}
-	if ok && len(v) == 8 {
-		if err := src.SeekTo(int64(binary.BigEndian.Uint64(v))); err != nil {
-			return nil, err
+	if len(pos) == 8 {
+		if err := src.SeekTo(int64(binary.BigEndian.Uint64(pos))); err != nil {
+			return tableSource{}, err
 		}
 	}
-	return src, nil
+	return tableSource{gen: src}, nil
 }
 
 // startFeeder starts ingesting from a table's connector in the background.
-func (e *Engine) startFeeder(t *tableObj, src connector.Source) {
+func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &feeder{src: src, cancel: cancel, done: make(chan struct{}), offset: src.Offset()}
+	f := &feeder{cancel: cancel, done: make(chan struct{}), lag: -1}
 	t.feeder = f
-	// stopped records why the feeder ended; status readers hold the engine's lock.
-	stopped := func(eof bool, err error) {
-		e.mu.Lock()
-		f.eof, f.err = eof, err
-		e.mu.Unlock()
-	}
 	go func() {
 		defer close(f.done)
-		for {
-			b, err := src.Next(ctx, sourceBatch)
-			if errors.Is(err, io.EOF) {
-				stopped(true, nil)
-				return
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					stopped(false, err)
-				}
-				return
-			}
-			e.mu.Lock()
-			if e.closed || ctx.Err() != nil {
-				e.mu.Unlock()
-				return
-			}
-			err = e.insertFrom(t, b, src.Offset())
-			if err != nil {
-				f.err = fmt.Errorf("connector of %s stopped: %w", t.name, err)
-			}
-			e.mu.Unlock()
-			if err != nil {
-				return
-			}
+		defer src.close()
+		var err error
+		if src.kafka != nil {
+			f.offset = src.kafka.Offset()
+			err = e.feedKafka(ctx, t, f, src.kafka)
+		} else {
+			f.offset = src.gen.Offset()
+			err = e.feedGenerator(ctx, t, f, src.gen)
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		switch {
+		case errors.Is(err, io.EOF):
+			f.eof = true
+		case err != nil && ctx.Err() == nil && !e.closed:
+			f.err = err
 		}
 	}()
 }
+
+// feedGenerator inserts a generator's rows until it ends (io.EOF), fails or ctx is done.
+func (e *Engine) feedGenerator(ctx context.Context, t *tableObj, f *feeder, src connector.Source) error {
+	for {
+		b, err := src.Next(ctx, sourceBatch)
+		if err != nil {
+			return err
+		}
+		pos := binary.BigEndian.AppendUint64(nil, uint64(src.Offset()))
+		if err := e.insertFrom(ctx, t, b, nil, pos, nil); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		f.offset = src.Offset()
+		e.mu.Unlock()
+	}
+}
+
+// kafkaPoll is how long one poll waits for records before the feeder re-evaluates idleness
+// and alignment.
+const kafkaPoll = 100 * time.Millisecond
+
+// feedKafka inserts a topic's records until ctx is done or the table cannot take them.
+// Unreachable brokers are retried (system.sources shows why); every poll re-evaluates the
+// partitions' idleness (the table's watermark may advance without rows) and alignment
+// (partitions running ahead are paused).
+func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kafka.Source) error {
+	backoff := kafkaPoll
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, kafkaPoll)
+		ch, err := src.Poll(pctx, sourceBatch)
+		cancel()
+		if err != nil {
+			e.mu.Lock()
+			f.retry = err
+			e.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		backoff = kafkaPoll
+		e.mu.Lock()
+		f.retry = nil
+		if t.parts == nil && src.Partitions() > 0 {
+			t.parts = watermark.NewPartitions(src.Partitions(), t.idle, t.drift, e.clock)
+		}
+		e.mu.Unlock()
+		if ch.Rows != nil || len(ch.Bad) > 0 {
+			if err := e.insertFrom(ctx, t, ch.Rows, ch.Parts, ch.Pos, ch.Bad); err != nil {
+				return err
+			}
+		}
+		e.mu.Lock()
+		f.offset, f.lag = src.Offset(), src.Lag()
+		paused := map[int32]bool{}
+		if t.parts != nil {
+			if err := e.tickWatermark(t); err != nil {
+				e.mu.Unlock()
+				return err
+			}
+			for p := range src.Partitions() {
+				paused[int32(p)] = t.parts.Paused(p)
+			}
+		}
+		e.mu.Unlock()
+		src.SetPaused(paused)
+	}
+	return ctx.Err()
+}
+
+// insertFrom inserts a connector's rows (b may be nil when every record was bad) with the
+// source's position and bad records in the same commit. parts gives each row's partition
+// (nil: one partition).
+func (e *Engine) insertFrom(ctx context.Context, t *tableObj, b *exec.Batch, parts []int32, pos []byte, bad []kafka.BadRecord) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	extra := func(wb batchWriter) {
+		wb.PutMeta(offsetKey(t), pos)
+		for _, r := range bad {
+			wb.PutMeta(badKey(t, r), encodeBad(r))
+		}
+	}
+	if b == nil {
+		if err := e.commitMeta(extra); err != nil {
+			return fmt.Errorf("connector of %s stopped: %w", t.name, err)
+		}
+	} else if err := e.insertBatchWith(t, b, parts, extra); err != nil {
+		return fmt.Errorf("connector of %s stopped: %w", t.name, err)
+	}
+	for _, r := range bad {
+		e.bad = append(e.bad, badRecord{table: t.name, BadRecord: r})
+	}
+	return nil
+}
+
+// tickWatermark advances a partitioned table's watermark when idleness alone moves it, and
+// stores it so that it never goes back across a restart. The engine's lock is held.
+func (e *Engine) tickWatermark(t *tableObj) error {
+	w := t.parts.Tick()
+	if w <= t.wm.W {
+		return nil
+	}
+	if err := e.commitMeta(func(wb batchWriter) { wb.PutMeta(tickKey(t), binary.BigEndian.AppendUint64(nil, uint64(w))) }); err != nil {
+		return err
+	}
+	t.wm.Set(w)
+	e.enqueue(t, nil, false)
+	return nil
+}
+
+func tickKey(t *tableObj) string { return "wmtick/" + strconv.FormatUint(t.entry.ID, 10) }
 
 // stop ends the feeder and waits for it; the engine's lock must not be held.
 func (f *feeder) stop() {
@@ -96,17 +224,7 @@ func (f *feeder) stop() {
 	<-f.done
 }
 
-// insertFrom inserts a connector's batch with its offset in the same commit.
-func (e *Engine) insertFrom(t *tableObj, b *exec.Batch, offset int64) error {
-	v := binary.BigEndian.AppendUint64(nil, uint64(offset))
-	if err := e.insertBatchWith(t, b, func(wb batchWriter) { wb.PutMeta(offsetKey(t), v) }); err != nil {
-		return err
-	}
-	t.feeder.offset = offset
-	return nil
-}
-
-// feederStatus describes a table's connector for system.sources.
+// status describes a table's connector for system.sources.
 func (f *feeder) status() string {
 	switch {
 	case f == nil:
@@ -115,6 +233,19 @@ func (f *feeder) status() string {
 		return "failed: " + f.err.Error()
 	case f.eof:
 		return "finished"
+	case f.retry != nil:
+		return "retrying: " + f.retry.Error()
 	}
 	return "running"
+}
+
+// kafkaCheckTimeout bounds how long CREATE TABLE or CREATE SINK waits for the brokers.
+const kafkaCheckTimeout = 10 * time.Second
+
+// checkKafka runs a Kafka connector's check (the topic exists and the brokers answer) with
+// a deadline, so a wrong address fails the statement instead of hanging it.
+func checkKafka(check func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), kafkaCheckTimeout)
+	defer cancel()
+	return check(ctx)
 }

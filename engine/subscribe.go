@@ -72,13 +72,7 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 		sub.Cols = append(sub.Cols, Column{Name: c.Name, Type: c.Type})
 	}
 	if snapshot {
-		var rows []Change
-		v.store.each(func(r []any, n int64) {
-			for k := int64(0); k < n; k++ {
-				rows = append(rows, Change{Op: "+I", Row: r})
-			}
-		})
-		if len(rows) > 0 {
+		if rows := snapshotChanges(v); len(rows) > 0 {
 			sub.c <- rows
 		}
 	}
@@ -86,11 +80,22 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 	return &Result{Cols: sub.Cols, Sub: sub}, nil
 }
 
-// publish sends a change batch to the view's subscribers. A retraction immediately
-// followed by an insertion is an update (-U, +U); other retractions are -D and other
-// insertions +I.
+// snapshotChanges is a view's rows as insertions.
+func snapshotChanges(v *viewObj) []Change {
+	var rows []Change
+	v.store.each(func(r []any, n int64) {
+		for k := int64(0); k < n; k++ {
+			rows = append(rows, Change{Op: "+I", Row: r})
+		}
+	})
+	return rows
+}
+
+// publish sends a change batch to the view's subscribers and sinks. A retraction
+// immediately followed by an insertion is an update (-U, +U); other retractions are -D and
+// other insertions +I.
 func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
-	if len(v.subs) == 0 || b.N == 0 {
+	if len(v.subs) == 0 && len(v.sinks) == 0 || b.N == 0 {
 		return
 	}
 	var out []Change
@@ -112,6 +117,9 @@ func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 		for k := int64(0); k < w; k++ {
 			out = append(out, Change{Op: op, Row: row})
 		}
+	}
+	for _, k := range v.sinks {
+		k.write(out)
 	}
 	for _, s := range append([]*Subscription{}, v.subs...) {
 		select {

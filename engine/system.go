@@ -57,15 +57,32 @@ var systemTables = map[string]systemTable{
 	"system.sources": {
 		name: "system.sources",
 		cols: []catalog.Column{{Name: "table_name", Type: types.TVarchar}, {Name: "connector", Type: types.TVarchar},
-			{Name: "position", Type: types.TBigInt}, {Name: "row_count", Type: types.TBigInt}, {Name: "status", Type: types.TVarchar}},
+			{Name: "position", Type: types.TBigInt}, {Name: "row_count", Type: types.TBigInt}, {Name: "status", Type: types.TVarchar},
+			{Name: "lag", Type: types.TBigInt}},
 		rows: func(e *Engine) [][]any {
 			var out [][]any
 			for _, t := range e.tables {
-				if t.feeder != nil {
-					out = append(out, []any{t.name, t.options["connector"], t.feeder.offset, int64(t.data.Rows()), t.feeder.status()})
+				if f := t.feeder; f != nil {
+					var lag any
+					if f.lag >= 0 {
+						lag = f.lag
+					}
+					out = append(out, []any{t.name, t.options["connector"], f.offset, int64(t.data.Rows()), f.status(), lag})
 				}
 			}
 			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
+			return out
+		},
+	},
+	"system.bad_records": {
+		name: "system.bad_records",
+		cols: []catalog.Column{{Name: "table_name", Type: types.TVarchar}, {Name: "source_partition", Type: types.TBigInt},
+			{Name: "source_offset", Type: types.TBigInt}, {Name: "error", Type: types.TVarchar}, {Name: "record", Type: types.TVarchar}},
+		rows: func(e *Engine) [][]any {
+			out := make([][]any, len(e.bad))
+			for i, b := range e.bad {
+				out[i] = []any{b.table, int64(b.Partition), b.Offset, b.Err, string(b.Value)}
+			}
 			return out
 		},
 	},

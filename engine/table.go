@@ -3,11 +3,11 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/streamsql/streamsql/catalog"
-	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
@@ -25,10 +25,16 @@ type tableObj struct {
 	options map[string]string
 	// wmCol is the event-time column (-1 without a WATERMARK); wmExpr computes the
 	// watermark value of a row.
-	wmCol     int
-	wmExpr    exec.Expr
-	wmText    string
-	wm        *watermark.Generator
+	wmCol  int
+	wmExpr exec.Expr
+	wmText string
+	wm     *watermark.Generator
+	// parts combines the watermarks of a partitioned connector's partitions (nil until the
+	// connector knows them); idle and drift are its 'watermark.idle_timeout' and
+	// 'watermark.max_drift' (0: off).
+	parts     *watermark.Partitions
+	idle      time.Duration
+	drift     int64
 	listeners []*listener
 	rel       *plan.Relation
 	feeder    *feeder
@@ -68,9 +74,13 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 		e.cat.Forget(name)
 		return nil, err
 	}
-	var src connector.Source
+	var src tableSource
 	if _, ok := t.options["connector"]; ok {
-		if src, err = e.openSource(t); err != nil {
+		if src, err = e.openSource(t); err == nil && src.kafka != nil {
+			err = checkKafka(src.kafka.Check)
+		}
+		if err != nil {
+			src.close()
 			wb.Discard()
 			e.cat.Forget(name)
 			delete(e.tables, strings.ToLower(name))
@@ -78,11 +88,12 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 		}
 	}
 	if err := e.store.Commit(wb); err != nil {
+		src.close()
 		e.cat.Forget(name)
 		delete(e.tables, strings.ToLower(name))
 		return nil, err
 	}
-	if src != nil {
+	if src.gen != nil || src.kafka != nil {
 		e.startFeeder(t, src)
 	}
 	return &Result{}, nil
@@ -142,9 +153,15 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		switch o.Key {
 		case "watermark.idle_timeout", "watermark.max_drift":
 			// Per-partition watermark settings (see package watermark); a table fed by
-			// INSERT or an unpartitioned generator has one partition, so they only validate.
-			if _, err := parseDuration(o.Value); err != nil {
+			// INSERT or a generator has one partition, so there they only validate.
+			ms, err := parseDuration(o.Value)
+			if err != nil {
 				return nil, s.ErrorAtPos(o.Pos, "%s: %s", o.Key, err)
+			}
+			if o.Key == "watermark.idle_timeout" {
+				t.idle = time.Duration(ms) * time.Millisecond
+			} else {
+				t.drift = ms
 			}
 			continue
 		}
@@ -153,7 +170,7 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 	if _, ok := t.options["connector"]; !ok && len(t.options) > 0 {
 		for _, o := range s.Options {
 			if _, ok := t.options[o.Key]; ok {
-				return nil, s.ErrorAtPos(o.Pos, "table option '%s' needs a connector (WITH (connector = 'nexmark' | 'datagen', ...))", o.Key)
+				return nil, s.ErrorAtPos(o.Pos, "table option '%s' needs a connector (WITH (connector = 'kafka' | 'nexmark' | 'datagen', ...))", o.Key)
 			}
 		}
 	}
@@ -180,6 +197,12 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 	t.rel = &plan.Relation{Name: t.name, Cols: t.cols, Handle: t, PK: pk, TimeCol: t.wmCol}
 	e.tables[strings.ToLower(t.name)] = t
 	return t, nil
+}
+
+// partitioned reports whether the table is fed by a partitioned connector (Kafka), whose
+// watermark is combined over partitions (tableObj.parts).
+func (t *tableObj) partitioned() bool {
+	return strings.EqualFold(strings.TrimSpace(t.options["connector"]), "kafka")
 }
 
 func (t *tableObj) colIndex(name string) int {
@@ -259,6 +282,7 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 		wb := e.store.NewBatch()
 		e.cat.Remove(wb, name)
 		t.data.Drop(wb)
+		e.dropTableMeta(wb, t)
 		if err := e.store.Commit(wb); err != nil {
 			e.cat.Restore(t.entry)
 			return nil, err

@@ -30,6 +30,7 @@ type viewObj struct {
 	inputs    []input
 	listeners []*listener
 	subs      []*Subscription
+	sinks     []*sinkObj
 	lateCount int64
 	watermark int64
 	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
@@ -212,7 +213,7 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 			}
 		}
 	}
-	if err := replayMerged(cs); err != nil {
+	if err := e.replayMerged(cs); err != nil {
 		return err
 	}
 	for _, c := range cs {
@@ -231,10 +232,32 @@ type replayCursor struct {
 	emit func(change *exec.Batch, w int64) error
 }
 
+// replayWatermarks gives the watermarks before each row of a replayed segment, and after
+// it: those stored with the segment when its table's watermark depended on more than its
+// rows (partitions, see insertBatchWith), else computed from the rows as when they came.
+func (e *Engine) replayWatermarks(t *tableObj, g *watermark.Generator, seq uint64, added *exec.Batch) ([]int64, int64, error) {
+	if t.partitioned() {
+		v, ok, err := e.store.Meta(wmRunsKey(t, seq))
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			before, after, err := watermark.DecodeRuns(v, added.N)
+			return before, max(after, g.W), err
+		}
+	}
+	vals, err := t.wmValues(added)
+	if err != nil {
+		return nil, 0, err
+	}
+	before, after := g.Advance(vals)
+	return before, after, nil
+}
+
 // replayMerged steps the cursors' segments in acceptance order across tables, sending each
 // segment's change (retractions judged against the watermark before it, insertions with the
 // watermark before each row) and then the table's watermark.
-func replayMerged(cs []*replayCursor) error {
+func (e *Engine) replayMerged(cs []*replayCursor) error {
 	for {
 		var next *replayCursor
 		var nextSeq uint64
@@ -253,11 +276,10 @@ func replayMerged(cs []*replayCursor) error {
 		t, g := next.t, next.gen
 		prev := g.W
 		if added != nil && t.wmExpr != nil {
-			vals, err := t.wmValues(added)
+			before, after, err := e.replayWatermarks(t, g, nextSeq, added)
 			if err != nil {
 				return err
 			}
-			before, after := g.Advance(vals)
 			g.Set(after)
 			added = &exec.Batch{Cols: added.Cols, N: added.N, WM: before}
 		}
@@ -318,6 +340,9 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 	}
 	if len(v.listeners) > 0 {
 		return nil, s.ErrorAt(name, "cannot drop %s: materialized view %s reads it", name, v.listeners[0].view.name)
+	}
+	if len(v.sinks) > 0 {
+		return nil, s.ErrorAt(name, "cannot drop %s: sink %s reads it", name, v.sinks[0].name)
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, name)

@@ -145,6 +145,13 @@ func (s *Store) Meta(name string) (v []byte, ok bool, err error) {
 	return bytes.Clone(val), true, nil
 }
 
+// MetaPrefix calls fn, in key order, for every metadata entry whose name starts with
+// prefix (name without the prefix).
+func (s *Store) MetaPrefix(prefix string, fn func(name string, v []byte) error) error {
+	p := []byte(prefixMeta + prefix)
+	return s.scan(p, func(k, v []byte) error { return fn(string(k[len(p):]), v) })
+}
+
 func (s *Store) scan(prefix []byte, fn func(k, v []byte) error) error {
 	upper := append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: upper})
@@ -221,7 +228,10 @@ func (s *Sequence) Last() uint64 {
 	return s.next - 1
 }
 
-// DeleteMetaPrefix removes every metadata value whose name starts with prefix.
+// DeleteMeta deletes one metadata entry.
+func (b *Batch) DeleteMeta(name string) { _ = b.b.Delete([]byte(prefixMeta+name), nil) }
+
+// DeleteMetaPrefix deletes every metadata entry whose name starts with prefix.
 func (b *Batch) DeleteMetaPrefix(prefix string) {
 	start := []byte(prefixMeta + prefix)
 	end := append(bytes.Clone(start), 0xff)

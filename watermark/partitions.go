@@ -12,7 +12,8 @@ type Clock interface{ Now() time.Time }
 // Partitions combines the watermarks of a source's partitions (SPEC.md §3): each partition
 // keeps the largest watermark value of its own rows; the source's watermark is the minimum
 // over the partitions that are not idle. A partition with no rows for IdleTimeout (0: never)
-// is left out of the minimum until it has rows again. Alignment: a partition whose
+// is left out of the minimum until it has rows again; when all are idle, the source's
+// watermark is the largest of theirs. Alignment: a partition whose
 // watermark runs more than MaxDrift (0: no limit) ahead of the combined watermark is paused —
 // its reader must stop taking rows from it — instead of buffering without bound.
 //
@@ -66,18 +67,39 @@ func (p *Partitions) Paused(part int) bool {
 	return p.MaxDrift > 0 && p.current != exec.NoWatermark && p.wm[part] > p.current+p.MaxDrift
 }
 
+// advance recomputes the combined watermark: the minimum over the partitions that are not
+// idle, or, when every partition is idle, the maximum over all of them — a source that has
+// gone quiet everywhere has caught up with all it has read, as a bounded one that ended.
 func (p *Partitions) advance() int64 {
-	m := int64(1<<63 - 1)
+	m, all := int64(1<<63-1), exec.NoWatermark
 	active := false
 	for i, w := range p.wm {
+		all = max(all, w)
 		if p.Idle(i) {
 			continue
 		}
 		active = true
 		m = min(m, w)
 	}
-	if active && m > p.current {
+	if !active {
+		m = all
+	}
+	if m > p.current {
 		p.current = m
 	}
 	return p.current
+}
+
+// Advance observes rows in acceptance order — row i from partition parts[i] with watermark
+// value vals[i] — and returns the watermark in force just before each row and the one after
+// the last. floor is the table's watermark, which rows inserted by statements advance
+// directly; the result never falls below it.
+func (p *Partitions) Advance(parts []int32, vals []int64, floor int64) (before []int64, after int64) {
+	before = make([]int64, len(vals))
+	w := max(floor, p.current)
+	for i, v := range vals {
+		before[i] = w
+		w = max(w, p.Observe(int(parts[i]), v))
+	}
+	return before, w
 }

@@ -1,6 +1,7 @@
 package watermark
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -110,5 +111,59 @@ func TestPartitionsAlignment(t *testing.T) {
 	p.Observe(1, 2000)
 	if p.Paused(0) {
 		t.Fatalf("after the slow partition catches up, the fast one resumes")
+	}
+}
+
+// When every partition is idle, the watermark is the largest of theirs: a source quiet
+// everywhere has caught up with everything it read.
+func TestPartitionsAllIdle(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(3, 5*time.Second, 0, c)
+	p.Observe(0, 100)
+	p.Observe(1, 40)
+	c.advance(4 * time.Second)
+	if w := p.Tick(); w != exec.NoWatermark {
+		t.Fatalf("partition 2 not yet idle: watermark %d, want none", w)
+	}
+	c.advance(time.Second)
+	if w := p.Tick(); w != 100 {
+		t.Fatalf("all idle: watermark %d, want 100", w)
+	}
+	// Partition 1 wakes behind: the watermark stays.
+	if w := p.Observe(1, 60); w != 100 {
+		t.Fatalf("watermark went back to %d", w)
+	}
+}
+
+// Advance gives each row the watermark before it, never below the table's own (floor).
+func TestPartitionsAdvance(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := NewPartitions(2, 0, 0, c)
+	before, after := p.Advance([]int32{0, 1, 1, 0}, []int64{50, 20, 70, 90}, exec.NoWatermark)
+	want := []int64{exec.NoWatermark, exec.NoWatermark, 20, 50}
+	if fmt.Sprint(before) != fmt.Sprint(want) || after != 70 {
+		t.Fatalf("before = %v after = %d, want %v and 70", before, after, want)
+	}
+	before, after = p.Advance([]int32{0}, []int64{95}, 80)
+	if before[0] != 80 || after != 80 {
+		t.Fatalf("with floor 80: before = %v after = %d, want [80] and 80", before, after)
+	}
+}
+
+func TestRunsRoundTrip(t *testing.T) {
+	for _, before := range [][]int64{{}, {exec.NoWatermark}, {1, 1, 1, 5, 5, 9}, {-3, 0, 7}} {
+		b := EncodeRuns(before, 42)
+		got, after, err := DecodeRuns(b, len(before))
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(before) || after != 42 {
+			t.Fatalf("%v: got %v %d %v", before, got, after, err)
+		}
+		if _, _, err := DecodeRuns(b, len(before)+1); err == nil {
+			t.Fatalf("%v: a wrong row count must be an error", before)
+		}
+		if len(b) > 1 {
+			if _, _, err := DecodeRuns(b[:len(b)-1], len(before)); err == nil {
+				t.Fatalf("%v: a truncated encoding must be an error", before)
+			}
+		}
 	}
 }

@@ -1,0 +1,143 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/types"
+)
+
+// decoder turns a record's JSON object into a row of a table's physical values. Fields
+// match columns by name, case-insensitively; a missing field or JSON null is NULL; fields
+// that name no column are ignored. A value of the wrong JSON type, out of the column's
+// range, or NULL in a NOT NULL column is an error naming the column: the record is bad.
+type decoder struct {
+	cols   []catalog.Column
+	byName map[string]int
+}
+
+func newDecoder(cols []catalog.Column) *decoder {
+	d := &decoder{cols: cols, byName: make(map[string]int, len(cols))}
+	for i, c := range cols {
+		d.byName[strings.ToLower(c.Name)] = i
+	}
+	return d
+}
+
+func (d *decoder) decode(v []byte) ([]any, error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("not a JSON object: null")
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("not a JSON object: text after the object")
+	}
+	row := make([]any, len(d.cols))
+	for k, raw := range obj {
+		i, ok := d.byName[strings.ToLower(k)]
+		if !ok {
+			continue
+		}
+		x, err := fieldValue(raw, d.cols[i].Type)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %v", k, err)
+		}
+		row[i] = x
+	}
+	for i, c := range d.cols {
+		if c.NotNull && row[i] == nil {
+			return nil, fmt.Errorf("field %s: missing or null, and column %s is NOT NULL", c.Name, c.Name)
+		}
+	}
+	return row, nil
+}
+
+// fieldValue converts one JSON value to column type t's physical value (nil for null).
+// Numbers are read from their text, so BIGINT and DECIMAL are exact. TIMESTAMP takes a
+// string ('2024-01-01 00:00:00[.fff]', ISO 'T' and 'Z' allowed) or epoch milliseconds; DATE
+// takes 'YYYY-MM-DD'.
+func fieldValue(raw json.RawMessage, t types.T) (any, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "null" {
+		return nil, nil
+	}
+	str, isString := "", len(s) > 0 && s[0] == '"'
+	if isString {
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return nil, err
+		}
+	}
+	isNumber := len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
+	switch t.Kind {
+	case types.Varchar:
+		if !isString {
+			return nil, fmt.Errorf("expected a string for %s, got %s", t, s)
+		}
+		return str, nil
+	case types.Bool:
+		switch s {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("expected true or false for BOOLEAN, got %s", s)
+	case types.Int, types.BigInt:
+		if !isNumber {
+			return nil, fmt.Errorf("expected an integer for %s, got %s", t, s)
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("expected an integer for %s, got %s", t, s)
+		}
+		if t.Kind == types.Int && (n < math.MinInt32 || n > math.MaxInt32) {
+			return nil, fmt.Errorf("%s is out of range for INT", s)
+		}
+		return n, nil
+	case types.Double:
+		if !isNumber {
+			return nil, fmt.Errorf("expected a number for DOUBLE, got %s", s)
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("expected a number for DOUBLE, got %s", s)
+		}
+		return f, nil
+	case types.Decimal:
+		text := s
+		if isString {
+			text = str
+		} else if !isNumber {
+			return nil, fmt.Errorf("expected a number for %s, got %s", t, s)
+		}
+		return types.ParseDecimal(text, t.Precision, t.Scale)
+	case types.Timestamp:
+		if isNumber {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("expected epoch milliseconds or a timestamp string, got %s", s)
+			}
+			return n, nil
+		}
+		if !isString {
+			return nil, fmt.Errorf("expected a timestamp string or epoch milliseconds, got %s", s)
+		}
+		iso := strings.TrimSuffix(strings.Replace(str, "T", " ", 1), "Z")
+		return types.ParseTimestamp(iso)
+	case types.Date:
+		if !isString {
+			return nil, fmt.Errorf("expected a 'YYYY-MM-DD' string for DATE, got %s", s)
+		}
+		return types.ParseDate(str)
+	}
+	return nil, fmt.Errorf("columns of type %s cannot be read from JSON", t)
+}

@@ -1,0 +1,126 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Sink produces upsert records to a topic. Write may be called by one goroutine at a time;
+// delivery errors are kept and returned by the next Flush.
+type Sink struct {
+	cl    *kgo.Client
+	topic string
+	// Key are the indexes of the key columns among the view's columns.
+	Key []int
+
+	mu  sync.Mutex
+	err error
+}
+
+const sinkOptions = "connector, topic, properties.bootstrap.servers, format, key"
+
+// deliveryTimeout bounds how long a record may wait for the brokers before the sink fails:
+// a cluster that is down stops the sink with an error instead of blocking writers forever.
+const deliveryTimeout = 30 * time.Second
+
+// OpenSink validates a sink's Kafka options (keys lower-case) for a view with columns names.
+// 'key' is a comma-separated list of the view's columns (default: all of them). It does not
+// contact the brokers; Check does.
+func OpenSink(opts map[string]string, names []string) (*Sink, error) {
+	o := &options{m: opts, used: map[string]bool{}}
+	topic, brokers, err := o.common()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{topic: topic}
+	if k, ok := o.take("key"); ok {
+		for _, n := range strings.Split(k, ",") {
+			n = strings.TrimSpace(n)
+			i := indexFold(names, n)
+			if i < 0 {
+				return nil, fmt.Errorf("kafka: option 'key': the view has no column '%s' (columns: %s)", n, strings.Join(names, ", "))
+			}
+			s.Key = append(s.Key, i)
+		}
+	} else {
+		for i := range names {
+			s.Key = append(s.Key, i)
+		}
+	}
+	if err := o.rejectUnused(sinkOptions); err != nil {
+		return nil, err
+	}
+	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(deliveryTimeout))...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	return s, nil
+}
+
+func indexFold(names []string, n string) int {
+	for i, x := range names {
+		if strings.EqualFold(x, n) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Check verifies that the topic exists.
+func (s *Sink) Check(ctx context.Context) error {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(s.topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: cannot reach the brokers: %w", err)
+	}
+	if len(resp.Topics) != 1 {
+		return fmt.Errorf("kafka: topic '%s': no metadata", s.topic)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		return fmt.Errorf("kafka: topic '%s': %w", s.topic, err)
+	}
+	return nil
+}
+
+// Write hands a record over; value nil is a tombstone. It blocks while the client's buffer
+// is full (backpressure), at most until records time out.
+func (s *Sink) Write(key, value []byte) {
+	s.cl.Produce(context.Background(), &kgo.Record{Key: key, Value: value}, func(_ *kgo.Record, err error) {
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = fmt.Errorf("kafka sink to topic '%s': %w", s.topic, err)
+			}
+			s.mu.Unlock()
+		}
+	})
+}
+
+// Flush waits until every record written is acknowledged and returns the first delivery
+// error since the sink opened (a failed sink stays failed: records may be missing).
+func (s *Sink) Flush(ctx context.Context) error {
+	if err := s.cl.Flush(ctx); err != nil {
+		return fmt.Errorf("kafka sink to topic '%s': %w", s.topic, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close flushes what it can within a short time and releases the client.
+func (s *Sink) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.cl.Flush(ctx)
+	s.cl.Close()
+}

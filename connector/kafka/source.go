@@ -1,0 +1,271 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/types"
+)
+
+// Chunk is what one Poll hands over: rows, the partition of each, the records that could
+// not be decoded, and the position after all of them (to commit with them).
+type Chunk struct {
+	Rows  *exec.Batch // nil when every record was bad or none came
+	Parts []int32     // Parts[i] is the partition of row i
+	Bad   []BadRecord
+	Pos   []byte
+}
+
+// BadRecord is a record that could not become a row.
+type BadRecord struct {
+	Partition int32
+	Offset    int64
+	Err       string
+	Value     []byte
+}
+
+// Source reads a topic's partitions. It is used by one goroutine at a time.
+//
+// Invariant: next[p] is the offset after the last record of partition p returned by Poll
+// (or the start position), so Position after a Poll is exactly where a restart resumes.
+type Source struct {
+	cl     *kgo.Client
+	topic  string
+	latest bool // start partitions without a position at their end, not their start
+	dec    *decoder
+	parts  int32           // partitions, 0 until discovered
+	next   map[int32]int64 // next offset per partition, once known
+	high   map[int32]int64 // each partition's high watermark, from the last fetch
+	paused map[int32]bool
+}
+
+const sourceOptions = "connector, topic, properties.bootstrap.servers, format, scan.startup.mode"
+
+// OpenSource validates a table's Kafka options (keys lower-case) and returns a source that
+// resumes at pos (a Position from an earlier run; nil: a fresh start). It does not contact
+// the brokers; Check and Poll do.
+func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Source, error) {
+	o := &options{m: opts, used: map[string]bool{}}
+	topic, brokers, err := o.common()
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{topic: topic, dec: newDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{}, paused: map[int32]bool{}}
+	if m, ok := o.take("scan.startup.mode"); ok {
+		switch strings.ToLower(strings.TrimSpace(m)) {
+		case "earliest-offset":
+		case "latest-offset":
+			s.latest = true
+		default:
+			return nil, fmt.Errorf("kafka: option 'scan.startup.mode' = '%s': expected 'earliest-offset' or 'latest-offset'", m)
+		}
+	}
+	if err := o.rejectUnused(sourceOptions); err != nil {
+		return nil, err
+	}
+	if err := s.seek(pos); err != nil {
+		return nil, err
+	}
+	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.FetchMaxWait(defaultFetchWait))...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	return s, nil
+}
+
+// defaultFetchWait bounds how long a broker holds a fetch open when there is nothing new,
+// so that an idle source still returns to its feeder (idleness ticks) often.
+const defaultFetchWait = 200_000_000 // 200 ms
+
+// seek decodes a position: a count, then (partition, next offset) pairs.
+func (s *Source) seek(pos []byte) error {
+	if len(pos) == 0 {
+		return nil
+	}
+	n, k := binary.Uvarint(pos)
+	pos = pos[max(k, 0):]
+	for i := uint64(0); i < n && k > 0; i++ {
+		var p, off int64
+		if p, k = binary.Varint(pos); k > 0 {
+			pos = pos[k:]
+			if off, k = binary.Varint(pos); k > 0 {
+				pos = pos[k:]
+				s.next[int32(p)] = off
+			}
+		}
+	}
+	if k <= 0 || len(pos) != 0 {
+		return errors.New("kafka: stored source position is corrupt")
+	}
+	return nil
+}
+
+// Position encodes every known partition's next offset.
+func (s *Source) Position() []byte {
+	ps := s.sortedParts()
+	b := binary.AppendUvarint(nil, uint64(len(ps)))
+	for _, p := range ps {
+		b = binary.AppendVarint(b, int64(p))
+		b = binary.AppendVarint(b, s.next[p])
+	}
+	return b
+}
+
+func (s *Source) sortedParts() []int32 {
+	ps := make([]int32, 0, len(s.next))
+	for p := range s.next {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i] < ps[j] })
+	return ps
+}
+
+// Offset is the number of records taken so far: the sum of the partitions' next offsets.
+func (s *Source) Offset() int64 {
+	var n int64
+	for _, o := range s.next {
+		n += o
+	}
+	return n
+}
+
+// Lag is how many records the brokers held beyond the source's position at the last fetch.
+func (s *Source) Lag() int64 {
+	var n int64
+	for p, h := range s.high {
+		if d := h - s.next[p]; d > 0 {
+			n += d
+		}
+	}
+	return n
+}
+
+// Partitions is the topic's partition count, 0 before the first successful Check or Poll.
+func (s *Source) Partitions() int { return int(s.parts) }
+
+// Check looks the topic up and starts consuming it: an unreachable cluster or a missing
+// topic is an error naming it.
+func (s *Source) Check(ctx context.Context) error {
+	if s.parts > 0 {
+		return nil
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(s.topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: cannot reach the brokers: %w", err)
+	}
+	if len(resp.Topics) != 1 {
+		return fmt.Errorf("kafka: topic '%s': no metadata", s.topic)
+	}
+	t := resp.Topics[0]
+	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+		return fmt.Errorf("kafka: topic '%s': %w", s.topic, err)
+	}
+	if len(t.Partitions) == 0 {
+		return fmt.Errorf("kafka: topic '%s' has no partitions", s.topic)
+	}
+	start := map[int32]kgo.Offset{}
+	for _, p := range t.Partitions {
+		switch off, ok := s.next[p.Partition]; {
+		case ok:
+			start[p.Partition] = kgo.NewOffset().At(off)
+		case s.latest:
+			start[p.Partition] = kgo.NewOffset().AtEnd()
+		default:
+			start[p.Partition] = kgo.NewOffset().AtStart()
+		}
+		s.parts = max(s.parts, p.Partition+1)
+	}
+	s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: start})
+	return nil
+}
+
+// Poll waits until records arrive or ctx is done, and returns up to max of them decoded.
+// A done ctx returns an empty chunk and no error, so callers can poll with a deadline.
+func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
+	if err := s.Check(ctx); err != nil {
+		if ctx.Err() != nil {
+			return Chunk{}, nil
+		}
+		return Chunk{}, err
+	}
+	fs := s.cl.PollRecords(ctx, max)
+	var rows [][]any
+	var ch Chunk
+	var fatal error
+	fs.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err != nil {
+			if !errors.Is(p.Err, context.Canceled) && !errors.Is(p.Err, context.DeadlineExceeded) && fatal == nil {
+				fatal = fmt.Errorf("kafka: topic '%s' partition %d: %w", s.topic, p.Partition, p.Err)
+			}
+			return
+		}
+		if p.Topic != s.topic {
+			return
+		}
+		s.high[p.Partition] = p.HighWatermark
+		for _, r := range p.Records {
+			s.next[r.Partition] = r.Offset + 1
+			row, err := s.dec.decode(r.Value)
+			if err != nil {
+				ch.Bad = append(ch.Bad, BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})
+				continue
+			}
+			rows = append(rows, row)
+			ch.Parts = append(ch.Parts, r.Partition)
+		}
+	})
+	if len(rows) > 0 {
+		ts := make([]types.T, len(s.dec.cols))
+		for i, c := range s.dec.cols {
+			ts[i] = c.Type
+		}
+		ch.Rows = exec.RowsToBatch(rows, ts)
+	}
+	if len(rows) > 0 || len(ch.Bad) > 0 {
+		ch.Pos = s.Position()
+	}
+	return ch, fatal
+}
+
+// SetPaused pauses the partitions in paused and resumes every other: alignment, so a
+// partition running ahead is not read (nor buffered) until the others catch up.
+func (s *Source) SetPaused(paused map[int32]bool) {
+	var pause, resume []int32
+	for p := int32(0); p < s.parts; p++ {
+		switch {
+		case paused[p] && !s.paused[p]:
+			pause = append(pause, p)
+		case !paused[p] && s.paused[p]:
+			resume = append(resume, p)
+		}
+	}
+	if len(pause) > 0 {
+		s.cl.PauseFetchPartitions(map[string][]int32{s.topic: pause})
+	}
+	if len(resume) > 0 {
+		s.cl.ResumeFetchPartitions(map[string][]int32{s.topic: resume})
+	}
+	s.paused = map[int32]bool{}
+	for p, on := range paused {
+		if on {
+			s.paused[p] = true
+		}
+	}
+}
+
+// Close releases the client.
+func (s *Source) Close() { s.cl.Close() }

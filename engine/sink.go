@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/types"
+)
+
+// sinkObj writes a view's changelog to a Kafka topic as upserts by key (package kafka).
+// It is fed with the view's subscribers, in the same order, starting with a snapshot of the
+// view's rows. A checkpoint and FLUSH wait for its records to be acknowledged, and Open
+// wires it before replaying the changes after the last checkpoint, so every change reaches
+// the topic at least once and each key's last record is the view's row.
+type sinkObj struct {
+	entry *catalog.Entry
+	name  string
+	view  *viewObj
+	k     *kafka.Sink
+	names []string
+	types []types.T
+}
+
+// createSink runs CREATE SINK name FROM view WITH (connector = 'kafka', ...).
+func (e *Engine) createSink(s *sql.Stmt) (*Result, error) {
+	if _, ok := e.cat.Lookup(s.Name); ok {
+		if s.IfNotExists {
+			return &Result{}, nil
+		}
+		return nil, s.ErrorAt(s.Name, "%s already exists", s.Name)
+	}
+	wb := e.store.NewBatch()
+	ent := e.cat.Add(wb, catalog.KindSink, s.Name, s.Text)
+	k, err := e.defineSink(s, ent)
+	if err == nil {
+		err = checkKafka(k.k.Check)
+		if err != nil {
+			err = s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+		}
+	}
+	if err == nil {
+		k.write(snapshotChanges(k.view))
+		err = checkKafka(k.k.Flush)
+	}
+	if err == nil {
+		err = e.store.Commit(wb)
+	} else {
+		wb.Discard()
+	}
+	if err != nil {
+		e.cat.Forget(s.Name)
+		if k != nil {
+			k.detach()
+		}
+		return nil, err
+	}
+	return &Result{}, nil
+}
+
+// defineSink validates a sink and wires it to its view.
+func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
+	v, ok := e.views[strings.ToLower(s.From)]
+	if !ok {
+		if _, isTable := e.tables[strings.ToLower(s.From)]; isTable {
+			return nil, s.ErrorAt(s.From, "a sink reads a materialized view, and %s is a table: CREATE MATERIALIZED VIEW v AS SELECT * FROM %s, then CREATE SINK ... FROM v", s.From, s.From)
+		}
+		return nil, s.ErrorAt(s.From, "materialized view %s does not exist", s.From)
+	}
+	opts := map[string]string{}
+	for _, o := range s.Options {
+		opts[o.Key] = o.Value
+	}
+	if c := strings.ToLower(strings.TrimSpace(opts["connector"])); c != "kafka" {
+		return nil, s.ErrorAtPos(s.Pos, "CREATE SINK needs WITH (connector = 'kafka', topic = '...', 'properties.bootstrap.servers' = '...')")
+	}
+	k := &sinkObj{entry: ent, name: s.Name, view: v}
+	for _, c := range v.cols {
+		k.names = append(k.names, c.Name)
+		k.types = append(k.types, c.Type)
+	}
+	var err error
+	if k.k, err = kafka.OpenSink(opts, k.names); err != nil {
+		return nil, s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+	}
+	v.sinks = append(v.sinks, k)
+	return k, nil
+}
+
+// write hands changes to the topic: -U is skipped, -D is a tombstone, +I and +U are the row.
+func (k *sinkObj) write(cs []Change) {
+	for _, c := range cs {
+		if c.Op == "-U" {
+			continue
+		}
+		key := make([]any, len(k.k.Key))
+		names := make([]string, len(k.k.Key))
+		ts := make([]types.T, len(k.k.Key))
+		for i, col := range k.k.Key {
+			key[i], names[i], ts[i] = c.Row[col], k.names[col], k.types[col]
+		}
+		var value []byte
+		if c.Op != "-D" {
+			value = []byte(rowJSON(k.names, k.types, c.Row))
+		}
+		k.k.Write([]byte(rowJSON(names, ts, key)), value)
+	}
+}
+
+// detach unwires the sink from its view and closes its client.
+func (k *sinkObj) detach() {
+	for i, x := range k.view.sinks {
+		if x == k {
+			k.view.sinks = append(k.view.sinks[:i], k.view.sinks[i+1:]...)
+			break
+		}
+	}
+	k.k.Close()
+}
+
+// flushSinks waits until every sink's records are acknowledged (FLUSH, checkpoints).
+func (e *Engine) flushSinks(ctx context.Context) error {
+	for _, v := range e.views {
+		for _, k := range v.sinks {
+			if err := k.k.Flush(ctx); err != nil {
+				return fmt.Errorf("sink %s: %w", k.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// dropSink runs DROP SINK.
+func (e *Engine) dropSink(s *sql.Stmt) (*Result, error) {
+	k := e.sink(s.Name)
+	if k == nil {
+		if s.IfExists {
+			return &Result{}, nil
+		}
+		return nil, s.ErrorAt(s.Name, "sink %s does not exist", s.Name)
+	}
+	wb := e.store.NewBatch()
+	e.cat.Remove(wb, k.name)
+	if err := e.store.Commit(wb); err != nil {
+		e.cat.Restore(k.entry)
+		return nil, err
+	}
+	k.detach()
+	return &Result{}, nil
+}
+
+func (e *Engine) sink(name string) *sinkObj {
+	for _, v := range e.views {
+		for _, k := range v.sinks {
+			if strings.EqualFold(k.name, name) {
+				return k
+			}
+		}
+	}
+	return nil
+}
