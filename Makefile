@@ -33,7 +33,7 @@ vet: ## go vet
 fmt: ## gofmt everything
 	gofmt -w $$(git ls-files '*.go')
 
-fuzz: ## fuzz the SQL front pass and the engine for 60s each
+fuzz: ## fuzz the SQL front pass, the engine and the Kafka JSON decoder for 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./sql/
 	$(GO) test -run '^$$' -fuzz FuzzExec -fuzztime 60s .
 
