@@ -32,7 +32,7 @@ const (
 	envCrashDir  = "STREAMSQL_CRASH_CHILD_DIR"  // the child's database directory
 	envCrashSeed = "STREAMSQL_CRASH_CHILD_SEED" // the child's seed (statement sizes)
 	envCrashAck  = "STREAMSQL_CRASH_CHILD_ACK"  // the ack file the child appends to
-	envCrashMode = "STREAMSQL_CRASH_CHILD_MODE" // "" (write), "nosync" (write with sync off) or "lockprobe"
+	envCrashMode = "STREAMSQL_CRASH_CHILD_MODE" // "" (write), "nosync" (write with sync off), "lockprobe" or "kafka"
 	envSeed      = "STREAMSQL_CRASH_SEED"       // parent: fixed seed to reproduce a run
 )
 
@@ -144,6 +144,10 @@ func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(envCrashDir)
 	if dir == "" {
 		t.Skip("helper process of TestCrashRecovery (needs " + envCrashDir + ")")
+	}
+	if os.Getenv(envCrashMode) == "kafka" {
+		kafkaCrashChild(t, dir)
+		return
 	}
 	if os.Getenv(envCrashMode) == "lockprobe" {
 		db, err := streamsql.Open(dir)

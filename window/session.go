@@ -132,8 +132,23 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 		}
 		return
 	}
-	ns := &session{key: key, start: start, end: end}
+	// The largest merged session absorbs the others, keeping its rows and its emitted output
+	// (retracted when it is next emitted): a session that keeps growing costs O(1) per row,
+	// not a copy of its rows.
+	var ns *session
 	for _, x := range merged {
+		if ns == nil || len(x.rows) > len(ns.rows) {
+			ns = x
+		}
+	}
+	if ns == nil {
+		ns = &session{key: key}
+	}
+	ns.start, ns.end = start, end
+	for _, x := range merged {
+		if x == ns {
+			continue
+		}
 		ns.rows = append(ns.rows, x.rows...)
 		ns.w = append(ns.w, x.w...)
 		if x.emitted != nil {
