@@ -103,8 +103,8 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 		t.Fatalf("watermark with a silent partition = %v, want NULL", got[0][0])
 	}
 	// Partition 1 at 00:00:05: W = min(29 s, 4 s) = 00:00:04, and the row is on time.
-	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:05", 2, 1), `{"auction": "x"}`, `not json`)
-	waitPosition(t, db, "bids", 5)
+	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:05", 2, 1), `{"auction": "x"}`, `not json`, `{"auction": 1, "ts": 253402300800000}`)
+	waitPosition(t, db, "bids", 6)
 	mustExec(t, db, "FLUSH")
 	if got := queryStrings(t, db, "SELECT watermark FROM system.watermarks WHERE name = 'bids'"); got[0] != "2024-01-01 00:00:04.000" {
 		t.Fatalf("watermark = %v, want 2024-01-01 00:00:04", got)
@@ -112,10 +112,10 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 	// A row at 00:00:02 is behind W = 00:00:04 but its window [0, 10) is still open.
 	// Partition 1 then reaches 00:00:31: W = min(29 s, 30 s), window [0, 10) closes.
 	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:02", 3, 100), bid("2024-01-01 00:00:31", 4, 1000))
-	waitPosition(t, db, "bids", 7)
+	waitPosition(t, db, "bids", 8)
 	// Partition 0 at 00:00:32 (W = 00:00:30), then a row at 00:00:03: late.
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:32", 5, 1), bid("2024-01-01 00:00:03", 6, 7))
-	waitPosition(t, db, "bids", 9)
+	waitPosition(t, db, "bids", 10)
 	mustExec(t, db, "FLUSH")
 	want := []string{"2024-01-01 00:00:00.000|3|111", "2024-01-01 00:00:30.000|3|1021"}
 	if got := sortedCopy(queryStrings(t, db, "SELECT * FROM per_window")); strings.Join(got, ";") != strings.Join(want, ";") {
@@ -125,7 +125,7 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 		t.Fatalf("late rows = %v", got)
 	}
 	bad := queryStrings(t, db, "SELECT table_name, source_partition, source_offset, record FROM system.bad_records ORDER BY source_offset")
-	if len(bad) != 2 || bad[0] != `bids|1|1|{"auction": "x"}` || bad[1] != "bids|1|2|not json" {
+	if len(bad) != 3 || bad[0] != `bids|1|1|{"auction": "x"}` || bad[1] != "bids|1|2|not json" || !strings.HasPrefix(bad[2], "bids|1|3|") {
 		t.Fatalf("bad records = %v", bad)
 	}
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM bids"); n != 7 {
@@ -138,7 +138,7 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 	}
 	db = openT(t, path)
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:33", 7, 2))
-	waitPosition(t, db, "bids", 10)
+	waitPosition(t, db, "bids", 11)
 	mustExec(t, db, "FLUSH")
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM bids"); n != 8 {
 		t.Fatalf("after restart bids has %d rows, want 8", n)
@@ -146,8 +146,8 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 	if got := sortedCopy(queryStrings(t, db, "SELECT * FROM per_window")); got[1] != "2024-01-01 00:00:30.000|4|1023" {
 		t.Fatalf("per_window after restart = %v", got)
 	}
-	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.bad_records"); n != 2 {
-		t.Fatalf("bad records after restart: %d, want 2", n)
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.bad_records"); n != 3 {
+		t.Fatalf("bad records after restart: %d, want 3", n)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -156,16 +156,21 @@ func TestKafkaSourcePerPartitionWatermark(t *testing.T) {
 
 // TestKafkaSourceIdlePartition: with 'watermark.idle_timeout', a silent partition stops
 // holding the watermark back, and rows that come to it afterwards behind the watermark are
-// late, never lost.
+// late, never lost. (With every partition idle the watermark holds: watermark unit tests.)
 func TestKafkaSourceIdlePartition(t *testing.T) {
 	addr, cl := newKafka(t, 2, "bids")
 	db := openT(t, "")
 	mustExec(t, db, kafkaTable(addr, ", 'watermark.idle_timeout' = '300ms'"))
 	mustExec(t, db, bidsPerWindow)
-	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 10), bid("2024-01-01 00:00:30", 1, 20))
-	waitPosition(t, db, "bids", 2)
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 10))
+	// Partition 0 keeps producing (one record at 00:00:30 every 50 ms) while partition 1
+	// stays silent: once it has been so for the idle timeout, the watermark follows partition 0.
+	n := int64(1)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
+		produce(t, cl, "bids", 0, bid("2024-01-01 00:00:30", 1, 20))
+		n++
+		time.Sleep(50 * time.Millisecond)
 		w := queryRows(t, db, "SELECT watermark FROM system.watermarks WHERE name = 'bids'")[0][0]
 		if w != nil && rowString([]any{w}) == "2024-01-01 00:00:29.000" {
 			break
@@ -173,13 +178,14 @@ func TestKafkaSourceIdlePartition(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("watermark with partition 1 idle = %v, want 2024-01-01 00:00:29", w)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	waitPosition(t, db, "bids", n)
 	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:05", 2, 1))
-	waitPosition(t, db, "bids", 3)
+	waitPosition(t, db, "bids", n+1)
 	mustExec(t, db, "FLUSH")
-	if got := sortedCopy(queryStrings(t, db, "SELECT * FROM per_window")); strings.Join(got, ";") != "2024-01-01 00:00:00.000|1|10;2024-01-01 00:00:30.000|1|20" {
-		t.Fatalf("per_window = %v", got)
+	want := fmt.Sprintf("2024-01-01 00:00:00.000|1|10;2024-01-01 00:00:30.000|%d|%d", n-1, 20*(n-1))
+	if got := sortedCopy(queryStrings(t, db, "SELECT * FROM per_window")); strings.Join(got, ";") != want {
+		t.Fatalf("per_window = %v, want %s", got, want)
 	}
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.late_rows WHERE table_name = 'bids'"); n != 1 {
 		t.Fatalf("late rows = %d, want 1", n)
@@ -272,7 +278,7 @@ func topicRecords(t *testing.T, cl *kgo.Client, topic string, parts int32) int {
 // compacted by key, the topic equals the view, through updates, deletes and a restart that
 // replays the changes after the last checkpoint.
 func TestKafkaSink(t *testing.T) {
-	addr, cl := newKafka(t, 4, "totals")
+	addr, cl := newKafka(t, 4, "totals", "big")
 	path := filepath.Join(t.TempDir(), "db")
 	db := openT(t, path, streamsql.WithCheckpointInterval(-1))
 	mustExec(t, db, "CREATE TABLE orders (id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10,2))")
@@ -285,6 +291,9 @@ func TestKafkaSink(t *testing.T) {
 		t.Fatalf("sink with a bad key: %v", err)
 	}
 	mustExec(t, db, "CREATE SINK s FROM totals WITH (connector = 'kafka', topic = 'totals', 'properties.bootstrap.servers' = '"+addr+"', key = 'customer')")
+	// Keyed by all columns (the default), every update moves the row to another key.
+	mustExec(t, db, "CREATE MATERIALIZED VIEW big AS SELECT id, customer FROM orders WHERE amount > 5")
+	mustExec(t, db, "CREATE SINK s2 FROM big WITH (connector = 'kafka', topic = 'big', 'properties.bootstrap.servers' = '"+addr+"')")
 	mustExec(t, db, "INSERT INTO orders VALUES (3, 'ann', 1.00), (4, 'cat', 7.00)")
 	mustExec(t, db, "CHECKPOINT")
 	mustExec(t, db, "INSERT INTO orders VALUES (1, 'ann', 20.50)")
@@ -302,6 +311,16 @@ func TestKafkaSink(t *testing.T) {
 		}
 	}
 	check("live")
+	mustExec(t, db, "UPDATE orders SET customer = 'eve' WHERE id = 4")
+	mustExec(t, db, "FLUSH")
+	want[`{"customer":"cat"}`] = `{"customer":"eve","n":1,"total":"7.00"}`
+	want[`{"customer":"eve"}`] = want[`{"customer":"cat"}`]
+	delete(want, `{"customer":"cat"}`)
+	check("after a key-changing update")
+	big := consumeUpserts(t, addr, "big", topicRecords(t, cl, "big", 4))
+	if fmt.Sprint(big) != `map[{"customer":"ann","id":1}:{"customer":"ann","id":1} {"customer":"eve","id":4}:{"customer":"eve","id":4}]` {
+		t.Fatalf("topic big = %v", big)
+	}
 	before := topicRecords(t, cl, "totals", 4)
 	// A crash after the checkpoint: the changes after it are replayed into the sink.
 	mustExec(t, db, "INSERT INTO orders VALUES (5, 'dan', 1.00)")
@@ -310,12 +329,12 @@ func TestKafkaSink(t *testing.T) {
 	mustExec(t, db, "DELETE FROM orders WHERE id = 5")
 	mustExec(t, db, "INSERT INTO orders VALUES (6, 'cat', 1.00)")
 	mustExec(t, db, "FLUSH")
-	want[`{"customer":"cat"}`] = `{"customer":"cat","n":2,"total":"8.00"}`
+	want[`{"customer":"cat"}`] = `{"customer":"cat","n":1,"total":"1.00"}`
 	check("after restart")
 	if after := topicRecords(t, cl, "totals", 4); after <= before {
 		t.Fatalf("no records after the restart: %d then %d", before, after)
 	}
-	if got := queryStrings(t, db, "SHOW SINKS"); len(got) != 1 || got[0] != "s" {
+	if got := queryStrings(t, db, "SHOW SINKS"); strings.Join(got, ",") != "s,s2" {
 		t.Fatalf("SHOW SINKS = %v", got)
 	}
 	if _, err := db.Exec("DROP MATERIALIZED VIEW totals"); err == nil || !strings.Contains(err.Error(), "sink s reads it") {
@@ -323,4 +342,25 @@ func TestKafkaSink(t *testing.T) {
 	}
 	mustExec(t, db, "DROP SINK s")
 	mustExec(t, db, "DROP MATERIALIZED VIEW totals")
+}
+
+// TestKafkaSourceLatestOffset: 'latest-offset' skips what the topic held at CREATE TABLE,
+// and that position is committed with the table: records produced while the database is
+// closed, before it took any, are still read after a restart.
+func TestKafkaSourceLatestOffset(t *testing.T) {
+	addr, cl := newKafka(t, 2, "bids")
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 10))
+	path := filepath.Join(t.TempDir(), "db")
+	db := openT(t, path)
+	mustExec(t, db, kafkaTable(addr, ", 'scan.startup.mode' = 'latest-offset'"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:02", 2, 20))
+	db = openT(t, path)
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:03", 3, 30))
+	waitPosition(t, db, "bids", 3) // offsets: partition 0 at 2, partition 1 at 1
+	if got := queryStrings(t, db, "SELECT auction FROM bids ORDER BY auction"); strings.Join(got, ",") != "2,3" {
+		t.Fatalf("bids = %v, want auctions 2 and 3", got)
+	}
 }

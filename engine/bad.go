@@ -53,6 +53,7 @@ func (e *Engine) dropTableMeta(wb *state.Batch, t *tableObj) {
 	id := strconv.FormatUint(t.entry.ID, 10)
 	wb.DeleteMeta(offsetKey(t))
 	wb.DeleteMeta(tickKey(t))
+	wb.DeleteMeta(wmPartsKey(t))
 	wb.DeleteMetaPrefix("bad/" + id + "/")
 	wb.DeleteMetaPrefix("wmruns/" + id + "/")
 	kept := e.bad[:0]

@@ -338,9 +338,15 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, parts []int32, extr
 		if parts != nil && t.parts != nil {
 			before, after = t.parts.Advance(parts, vals, t.wm.W)
 			runs := watermark.EncodeRuns(before, after)
+			marks := &exec.StateWriter{}
+			marks.Int(int64(len(t.parts.Marks())))
+			for _, m := range t.parts.Marks() {
+				marks.Int(m)
+			}
 			outer := extra
 			extra = func(wb batchWriter) {
 				wb.PutMeta(wmRunsKey(t, e.seq.Last()), runs)
+				wb.PutMeta(wmPartsKey(t), marks.Buf)
 				if outer != nil {
 					outer(wb)
 				}

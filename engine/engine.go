@@ -90,6 +90,7 @@ type Engine struct {
 	// the worker's wake-up and exit, and an error a view raised in the background.
 	queue      []queued
 	queuedRows int
+	flow       sync.Mutex // see ingest.go
 	ingest     *sync.Cond
 	ingestDone chan struct{}
 	ingestErr  error
@@ -302,7 +303,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	if e.closed {
 		return nil, errClosed
 	}
-	if !writes(s) {
+	if !e.writes(s) {
 		// Everything but a write sees the views current: deliver what is queued.
 		if err := e.drained(s.Kind == sql.KindFlush); err != nil {
 			return nil, err
@@ -360,15 +361,39 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	return nil, s.ErrorAtPos(s.Pos, "statement not supported: %s", firstWords(s.Text))
 }
 
-// writes reports whether a statement only writes table rows (INSERT, UPDATE, DELETE): those
-// leave their changes queued for the views.
-func writes(s *sql.Stmt) bool {
-	switch s.Node.(type) {
+// writes reports whether a statement only writes table rows (INSERT, UPDATE, DELETE) and
+// reads no view or system table: those leave their changes queued for the views and run
+// while the views consume earlier ones (see ingest.go).
+func (e *Engine) writes(s *sql.Stmt) bool {
+	switch n := s.Node.(type) {
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
-		return true
+		v := &relationVisitor{e: e}
+		n.Accept(v)
+		return !v.readsView
 	}
 	return s.Kind == sql.KindInsertValues
 }
+
+// relationVisitor finds whether a statement names a view or a system table.
+type relationVisitor struct {
+	e         *Engine
+	readsView bool
+}
+
+func (v *relationVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok {
+		name := strings.ToLower(tn.Name.O)
+		if tn.Schema.O != "" {
+			name = strings.ToLower(tn.Schema.O) + "." + name
+		}
+		if _, ok := v.e.views[name]; ok || strings.HasPrefix(name, "system.") {
+			v.readsView = true
+		}
+	}
+	return n, false
+}
+
+func (v *relationVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 func firstWords(s string) string {
 	f := strings.Fields(s)

@@ -15,6 +15,14 @@ import (
 // metamorphic slt runs check it). FLUSH, queries, DDL, SUBSCRIBE, CHECKPOINT and Close
 // drain the queue first, so after INSERT ...; FLUSH; a view is exact. The queue is bounded:
 // past maxQueuedRows a write drains it itself, so a slow view slows its writers.
+//
+// Locking: the engine's lock (mu) guards the catalog, tables and the queue; the flow lock
+// guards the views' dataflows and what they write (view rows, operator state, late rows,
+// subscribers, sinks, ingestErr). Lock order: mu, then flow. The worker takes the queue under
+// mu and delivers it holding flow alone, so writes (which hold mu only) run while views
+// consume earlier changes. Everything else that touches a view holds mu and drains first
+// (deliverQueued takes flow, so it waits for the worker's delivery in flight); while it
+// keeps mu, the worker cannot start another delivery.
 
 // maxQueuedRows bounds the rows waiting for the views.
 const maxQueuedRows = 1 << 20
@@ -43,29 +51,34 @@ func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool) {
 	e.ingest.Signal()
 }
 
-// drain delivers every queued change to the views, in order. The engine's lock is held.
-// It returns the first error a view raised (the rows stay stored; the view misses them).
-func (e *Engine) drain() error {
+// takeQueue removes and returns the queued changes. The engine's lock is held.
+func (e *Engine) takeQueue() []queued {
+	q := e.queue
+	e.queue, e.queuedRows = nil, 0
+	return q
+}
+
+// deliver sends changes to the views, in order, merging consecutive insert-only changes of
+// one table. The flow lock is held. It returns the first error a view raised (the rows stay
+// stored; the view misses them).
+func (e *Engine) deliver(queue []queued) error {
 	var firstErr error
-	for len(e.queue) > 0 {
-		q := e.queue[0]
+	for len(queue) > 0 {
+		q := queue[0]
 		n := 1
 		parts := []*exec.Batch{q.change}
 		if q.insertOnly {
-			for n < len(e.queue) && e.queue[n].t == q.t && e.queue[n].insertOnly {
-				parts = append(parts, e.queue[n].change)
+			for n < len(queue) && queue[n].t == q.t && queue[n].insertOnly {
+				parts = append(parts, queue[n].change)
 				n++
 			}
 		}
-		last := e.queue[n-1]
+		last := queue[n-1]
 		change := parts[0]
 		if len(parts) > 1 {
 			change = exec.ConcatChanges(parts...)
 		}
-		e.queue = e.queue[n:]
-		if change != nil {
-			e.queuedRows -= change.N
-		}
+		queue = queue[n:]
 		deliver := []*exec.Batch{change}
 		if e.split != nil && q.insertOnly && change != nil {
 			deliver = e.splitBatch(change, q.t.types())
@@ -76,11 +89,12 @@ func (e *Engine) drain() error {
 			}
 		}
 	}
-	e.queue, e.queuedRows = nil, 0
 	return firstErr
 }
 
-// ingestLoop is the worker that drains the queue in the background.
+// ingestLoop is the worker that delivers the queue in the background. It takes the queue
+// under the engine's lock and delivers it under the flow lock alone, so writers store new
+// rows (on the other core) while the views consume earlier ones.
 func (e *Engine) ingestLoop() {
 	defer close(e.ingestDone)
 	e.mu.Lock()
@@ -92,15 +106,28 @@ func (e *Engine) ingestLoop() {
 		if e.closed {
 			return
 		}
-		e.deliverQueued()
+		q := e.takeQueue()
+		e.flow.Lock()
+		e.mu.Unlock()
+		e.keepError(e.deliver(q))
+		e.flow.Unlock()
+		e.mu.Lock()
 	}
 }
 
-// deliverQueued drains the queue and keeps the first error a view raised for the next
-// FLUSH: the rows that caused it are committed (the view misses them), so the write that
-// queued them is not failed, nor is the worker stopped.
+// deliverQueued delivers the queue now; the engine's lock is held. It first waits for a
+// delivery the worker has in flight, so changes reach the views in order.
 func (e *Engine) deliverQueued() {
-	if err := e.drain(); err != nil && e.ingestErr == nil {
+	e.flow.Lock()
+	defer e.flow.Unlock()
+	e.keepError(e.deliver(e.takeQueue()))
+}
+
+// keepError keeps the first error a view raised for the next FLUSH: the rows that caused it
+// are committed (the view misses them), so the write that queued them is not failed, nor is
+// the worker stopped. The flow lock is held.
+func (e *Engine) keepError(err error) {
+	if err != nil && e.ingestErr == nil {
 		e.ingestErr = err
 	}
 }

@@ -90,24 +90,31 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 	return k, nil
 }
 
-// write hands changes to the topic: -U is skipped, -D is a tombstone, +I and +U are the row.
+// write hands changes to the topic: +I and +U are the row, -D is a tombstone, and -U is
+// skipped when the +U after it has the same key (the upsert replaces it) and is a tombstone
+// otherwise (the update moved the row to another key).
 func (k *sinkObj) write(cs []Change) {
-	for _, c := range cs {
-		if c.Op == "-U" {
-			continue
+	for i, c := range cs {
+		key := k.key(c.Row)
+		switch {
+		case c.Op == "-U" && i+1 < len(cs) && cs[i+1].Op == "+U" && string(k.key(cs[i+1].Row)) == string(key):
+		case c.Op == "-U" || c.Op == "-D":
+			k.k.Write(key, nil)
+		default:
+			k.k.Write(key, []byte(rowJSON(k.names, k.types, c.Row)))
 		}
-		key := make([]any, len(k.k.Key))
-		names := make([]string, len(k.k.Key))
-		ts := make([]types.T, len(k.k.Key))
-		for i, col := range k.k.Key {
-			key[i], names[i], ts[i] = c.Row[col], k.names[col], k.types[col]
-		}
-		var value []byte
-		if c.Op != "-D" {
-			value = []byte(rowJSON(k.names, k.types, c.Row))
-		}
-		k.k.Write([]byte(rowJSON(names, ts, key)), value)
 	}
+}
+
+// key encodes a row's key columns as a JSON object.
+func (k *sinkObj) key(row []any) []byte {
+	vals := make([]any, len(k.k.Key))
+	names := make([]string, len(k.k.Key))
+	ts := make([]types.T, len(k.k.Key))
+	for i, col := range k.k.Key {
+		vals[i], names[i], ts[i] = row[col], k.names[col], k.types[col]
+	}
+	return []byte(rowJSON(names, ts, vals))
 }
 
 // detach unwires the sink from its view and closes its client.

@@ -75,16 +75,19 @@ func (e *Engine) openSource(t *tableObj) (tableSource, error) {
 func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &feeder{cancel: cancel, done: make(chan struct{}), lag: -1}
+	if src.kafka != nil {
+		f.offset = src.kafka.Offset()
+	} else {
+		f.offset = src.gen.Offset()
+	}
 	t.feeder = f
 	go func() {
 		defer close(f.done)
 		defer src.close()
 		var err error
 		if src.kafka != nil {
-			f.offset = src.kafka.Offset()
 			err = e.feedKafka(ctx, t, f, src.kafka)
 		} else {
-			f.offset = src.gen.Offset()
 			err = e.feedGenerator(ctx, t, f, src.gen)
 		}
 		e.mu.Lock()
@@ -106,7 +109,7 @@ func (e *Engine) feedGenerator(ctx context.Context, t *tableObj, f *feeder, src 
 			return err
 		}
 		pos := binary.BigEndian.AppendUint64(nil, uint64(src.Offset()))
-		if err := e.insertFrom(ctx, t, b, nil, pos, nil); err != nil {
+		if err := e.insertFrom(ctx, t, kafka.Chunk{Rows: b, Pos: pos}); err != nil {
 			return err
 		}
 		e.mu.Lock()
@@ -140,17 +143,30 @@ func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kaf
 			backoff = min(2*backoff, 5*time.Second)
 			continue
 		}
-		backoff = kafkaPoll
 		e.mu.Lock()
-		f.retry = nil
+		f.retry = ch.Err
 		if t.parts == nil && src.Partitions() > 0 {
-			t.parts = watermark.NewPartitions(src.Partitions(), t.idle, t.drift, e.clock)
+			if err := e.restorePartitions(t, src.Partitions()); err != nil {
+				e.mu.Unlock()
+				return err
+			}
 		}
 		e.mu.Unlock()
 		if ch.Rows != nil || len(ch.Bad) > 0 {
-			if err := e.insertFrom(ctx, t, ch.Rows, ch.Parts, ch.Pos, ch.Bad); err != nil {
+			if err := e.insertFrom(ctx, t, ch); err != nil {
 				return err
 			}
+		}
+		if ch.Err != nil {
+			// A partition failed to fetch: what came is committed; fetch again from there.
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			src.Restart()
+		} else {
+			backoff = kafkaPoll
 		}
 		e.mu.Lock()
 		f.offset, f.lag = src.Offset(), src.Lag()
@@ -170,10 +186,11 @@ func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kaf
 	return ctx.Err()
 }
 
-// insertFrom inserts a connector's rows (b may be nil when every record was bad) with the
-// source's position and bad records in the same commit. parts gives each row's partition
-// (nil: one partition).
-func (e *Engine) insertFrom(ctx context.Context, t *tableObj, b *exec.Batch, parts []int32, pos []byte, bad []kafka.BadRecord) error {
+// insertFrom inserts a connector's rows (ch.Rows may be nil when every record was bad) with
+// the source's position and bad records in the same commit. ch.Parts gives each row's
+// partition (nil: one partition). A row the table cannot take (its WATERMARK expression
+// fails on it) becomes a bad record instead of stopping the source.
+func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch kafka.Chunk) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -182,24 +199,74 @@ func (e *Engine) insertFrom(ctx context.Context, t *tableObj, b *exec.Batch, par
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if ch.Rows != nil && ch.Parts != nil && t.wmExpr != nil {
+		if _, err := t.wmValues(ch.Rows); err != nil {
+			ch = t.setAsideBad(ch)
+		}
+	}
 	extra := func(wb batchWriter) {
-		wb.PutMeta(offsetKey(t), pos)
-		for _, r := range bad {
+		wb.PutMeta(offsetKey(t), ch.Pos)
+		for _, r := range ch.Bad {
 			wb.PutMeta(badKey(t, r), encodeBad(r))
 		}
 	}
-	if b == nil {
+	if ch.Rows == nil {
 		if err := e.commitMeta(extra); err != nil {
 			return fmt.Errorf("connector of %s stopped: %w", t.name, err)
 		}
-	} else if err := e.insertBatchWith(t, b, parts, extra); err != nil {
+	} else if err := e.insertBatchWith(t, ch.Rows, ch.Parts, extra); err != nil {
 		return fmt.Errorf("connector of %s stopped: %w", t.name, err)
 	}
-	for _, r := range bad {
+	for _, r := range ch.Bad {
 		e.bad = append(e.bad, badRecord{table: t.name, BadRecord: r})
 	}
 	return nil
 }
+
+// setAsideBad moves the rows whose WATERMARK expression fails to the chunk's bad records.
+func (t *tableObj) setAsideBad(ch kafka.Chunk) kafka.Chunk {
+	var keep []int32
+	for i := 0; i < ch.Rows.N; i++ {
+		row := exec.Take(ch.Rows, []int32{int32(i)}, t.types())
+		if _, err := t.wmValues(row); err != nil {
+			ch.Bad = append(ch.Bad, kafka.BadRecord{Partition: ch.Parts[i], Offset: ch.Offs[i], Err: err.Error(), Value: ch.Vals[i]})
+			continue
+		}
+		keep = append(keep, int32(i))
+	}
+	out := kafka.Chunk{Bad: ch.Bad, Pos: ch.Pos, Err: ch.Err}
+	if len(keep) > 0 {
+		out.Rows = exec.Take(ch.Rows, keep, t.types())
+		for _, i := range keep {
+			out.Parts = append(out.Parts, ch.Parts[i])
+			out.Offs = append(out.Offs, ch.Offs[i])
+			out.Vals = append(out.Vals, ch.Vals[i])
+		}
+	}
+	return out
+}
+
+// restorePartitions starts a partitioned table's watermark bookkeeping with the partitions'
+// watermarks stored with its last rows. The engine's lock is held.
+func (e *Engine) restorePartitions(t *tableObj, n int) error {
+	t.parts = watermark.NewPartitions(n, t.idle, t.drift, e.clock)
+	v, ok, err := e.store.Meta(wmPartsKey(t))
+	if err != nil || !ok {
+		return err
+	}
+	r := &exec.StateReader{Buf: v}
+	marks := make([]int64, r.Len())
+	for i := range marks {
+		marks[i] = r.Int()
+	}
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("stored partition watermarks of %s: %w", t.name, err)
+	}
+	t.parts.Restore(marks, t.wm.W)
+	return nil
+}
+
+func wmPartsKey(t *tableObj) string { return "wmparts/" + strconv.FormatUint(t.entry.ID, 10) }
 
 // tickWatermark advances a partitioned table's watermark when idleness alone moves it, and
 // stores it so that it never goes back across a restart. The engine's lock is held.

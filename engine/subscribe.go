@@ -42,6 +42,8 @@ func (s *Subscription) Err() error {
 func (s *Subscription) Close() {
 	s.eng.mu.Lock()
 	defer s.eng.mu.Unlock()
+	s.eng.flow.Lock() // publish may be sending to it (see ingest.go)
+	defer s.eng.flow.Unlock()
 	s.view.removeSub(s, nil)
 }
 

@@ -77,7 +77,11 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	var src tableSource
 	if _, ok := t.options["connector"]; ok {
 		if src, err = e.openSource(t); err == nil && src.kafka != nil {
-			err = checkKafka(src.kafka.Check)
+			// The start position (each partition's start, or end for 'latest-offset') is
+			// committed with the table, so a restart before any record resumes from it.
+			if err = checkKafka(src.kafka.Check); err == nil {
+				wb.PutMeta(offsetKey(t), src.kafka.Position())
+			}
 		}
 		if err != nil {
 			src.close()

@@ -12,8 +12,8 @@ type Clock interface{ Now() time.Time }
 // Partitions combines the watermarks of a source's partitions (SPEC.md §3): each partition
 // keeps the largest watermark value of its own rows; the source's watermark is the minimum
 // over the partitions that are not idle. A partition with no rows for IdleTimeout (0: never)
-// is left out of the minimum until it has rows again; when all are idle, the source's
-// watermark is the largest of theirs. Alignment: a partition whose
+// is left out of the minimum until it has rows again; when all are idle, the watermark
+// holds. Alignment: a partition whose
 // watermark runs more than MaxDrift (0: no limit) ahead of the combined watermark is paused —
 // its reader must stop taking rows from it — instead of buffering without bound.
 //
@@ -68,23 +68,19 @@ func (p *Partitions) Paused(part int) bool {
 }
 
 // advance recomputes the combined watermark: the minimum over the partitions that are not
-// idle, or, when every partition is idle, the maximum over all of them — a source that has
-// gone quiet everywhere has caught up with all it has read, as a bounded one that ended.
+// idle. When every partition is idle there is no minimum and the watermark holds, as in
+// Flink: a source quiet everywhere says nothing about what comes next.
 func (p *Partitions) advance() int64 {
-	m, all := int64(1<<63-1), exec.NoWatermark
+	m := int64(1<<63 - 1)
 	active := false
 	for i, w := range p.wm {
-		all = max(all, w)
 		if p.Idle(i) {
 			continue
 		}
 		active = true
 		m = min(m, w)
 	}
-	if !active {
-		m = all
-	}
-	if m > p.current {
+	if active && m > p.current {
 		p.current = m
 	}
 	return p.current
@@ -102,4 +98,14 @@ func (p *Partitions) Advance(parts []int32, vals []int64, floor int64) (before [
 		w = max(w, p.Observe(int(parts[i]), v))
 	}
 	return before, w
+}
+
+// Marks returns each partition's watermark, to be stored with the rows that set them.
+func (p *Partitions) Marks() []int64 { return append([]int64(nil), p.wm...) }
+
+// Restore sets the partitions' watermarks from Marks stored by an earlier run (a partition
+// beyond them, new since, starts with none) and the combined watermark to at least current.
+func (p *Partitions) Restore(marks []int64, current int64) {
+	copy(p.wm, marks)
+	p.current = max(p.current, current)
 }

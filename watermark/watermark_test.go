@@ -114,24 +114,27 @@ func TestPartitionsAlignment(t *testing.T) {
 	}
 }
 
-// When every partition is idle, the watermark is the largest of theirs: a source quiet
-// everywhere has caught up with everything it read.
-func TestPartitionsAllIdle(t *testing.T) {
+// When every partition is idle the watermark holds: quiet everywhere says nothing about
+// what comes next. Marks and Restore carry the partitions' watermarks across a restart.
+func TestPartitionsAllIdleAndRestore(t *testing.T) {
 	c := &fakeClock{t: time.Unix(0, 0)}
-	p := NewPartitions(3, 5*time.Second, 0, c)
+	p := NewPartitions(2, 5*time.Second, 0, c)
 	p.Observe(0, 100)
 	p.Observe(1, 40)
-	c.advance(4 * time.Second)
-	if w := p.Tick(); w != exec.NoWatermark {
-		t.Fatalf("partition 2 not yet idle: watermark %d, want none", w)
+	c.advance(time.Minute)
+	if w := p.Tick(); w != 40 {
+		t.Fatalf("all idle: watermark %d, want 40 (held)", w)
 	}
-	c.advance(time.Second)
-	if w := p.Tick(); w != 100 {
-		t.Fatalf("all idle: watermark %d, want 100", w)
+	if w := p.Observe(0, 120); w != 120 {
+		t.Fatalf("partition 1 idle, 0 active at 120: watermark %d, want 120", w)
 	}
-	// Partition 1 wakes behind: the watermark stays.
-	if w := p.Observe(1, 60); w != 100 {
-		t.Fatalf("watermark went back to %d", w)
+	q := NewPartitions(3, 0, 0, c)
+	q.Restore(p.Marks(), p.Current())
+	if q.Current() != 120 || q.Observe(1, 50) != 120 {
+		t.Fatalf("restored: current %d", q.Current())
+	}
+	if w := q.Observe(2, 200); w != 120 {
+		t.Fatalf("restored with a new partition: %d, want 120 (partition 1 at 50 holds it)", w)
 	}
 }
 

@@ -38,15 +38,20 @@ func (d *decoder) decode(v []byte) ([]any, error) {
 	if obj == nil {
 		return nil, fmt.Errorf("not a JSON object: null")
 	}
-	if dec.More() {
+	if rest := bytes.TrimSpace(v[dec.InputOffset():]); len(rest) > 0 {
 		return nil, fmt.Errorf("not a JSON object: text after the object")
 	}
 	row := make([]any, len(d.cols))
+	given := make([]string, len(d.cols))
 	for k, raw := range obj {
 		i, ok := d.byName[strings.ToLower(k)]
 		if !ok {
 			continue
 		}
+		if given[i] != "" {
+			return nil, fmt.Errorf("fields %s and %s both name column %s", min(given[i], k), max(given[i], k), d.cols[i].Name)
+		}
+		given[i] = k
 		x, err := fieldValue(raw, d.cols[i].Type)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %v", k, err)
@@ -60,6 +65,14 @@ func (d *decoder) decode(v []byte) ([]any, error) {
 	}
 	return row, nil
 }
+
+// minTimestamp and maxTimestamp bound epoch milliseconds to years 0001-9999, as timestamp
+// text is: a wild value would otherwise overflow the WATERMARK expression or push the
+// watermark to the end of time.
+const (
+	minTimestamp = -62135596800000
+	maxTimestamp = 253402300799999
+)
 
 // fieldValue converts one JSON value to column type t's physical value (nil for null).
 // Numbers are read from their text, so BIGINT and DECIMAL are exact. TIMESTAMP takes a
@@ -125,6 +138,9 @@ func fieldValue(raw json.RawMessage, t types.T) (any, error) {
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("expected epoch milliseconds or a timestamp string, got %s", s)
+			}
+			if n < minTimestamp || n > maxTimestamp {
+				return nil, fmt.Errorf("epoch milliseconds %s are outside years 0001-9999", s)
 			}
 			return n, nil
 		}

@@ -18,12 +18,17 @@ import (
 )
 
 // Chunk is what one Poll hands over: rows, the partition of each, the records that could
-// not be decoded, and the position after all of them (to commit with them).
+// not be decoded, and the position after all of them (to commit with them). Err is a
+// partition's fetch error: the records that came are still in the chunk, and the caller
+// should Restart the source (after a pause) once it has committed them.
 type Chunk struct {
 	Rows  *exec.Batch // nil when every record was bad or none came
 	Parts []int32     // Parts[i] is the partition of row i
+	Offs  []int64     // Offs[i] is the offset of row i's record
+	Vals  [][]byte    // Vals[i] is row i's record value
 	Bad   []BadRecord
 	Pos   []byte
+	Err   error
 }
 
 // BadRecord is a record that could not become a row.
@@ -177,24 +182,85 @@ func (s *Source) Check(ctx context.Context) error {
 	if len(t.Partitions) == 0 {
 		return fmt.Errorf("kafka: topic '%s' has no partitions", s.topic)
 	}
-	start := map[int32]kgo.Offset{}
+	var parts []int32
 	for _, p := range t.Partitions {
-		switch off, ok := s.next[p.Partition]; {
-		case ok:
-			start[p.Partition] = kgo.NewOffset().At(off)
-		case s.latest:
-			start[p.Partition] = kgo.NewOffset().AtEnd()
-		default:
-			start[p.Partition] = kgo.NewOffset().AtStart()
-		}
+		parts = append(parts, p.Partition)
 		s.parts = max(s.parts, p.Partition+1)
 	}
-	s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: start})
+	// Every partition gets a concrete position now, so that the first commit (CREATE TABLE
+	// commits Position) pins it: 'latest-offset' means the end at creation, not at each start.
+	if err := s.resolveStart(ctx, parts); err != nil {
+		s.parts = 0
+		return err
+	}
+	s.consume()
 	return nil
 }
 
+// resolveStart sets next for the partitions without a position: their start, or with
+// 'latest-offset' their end, as the brokers report them.
+func (s *Source) resolveStart(ctx context.Context, parts []int32) error {
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = s.topic
+	for _, p := range parts {
+		if _, ok := s.next[p]; ok {
+			continue
+		}
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, -2 // earliest
+		if s.latest {
+			rp.Timestamp = -1
+		}
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	if len(rt.Partitions) == 0 {
+		return nil
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, s.cl)
+	if err != nil {
+		return fmt.Errorf("kafka: topic '%s': listing offsets: %w", s.topic, err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("kafka: topic '%s' partition %d: listing offsets: %w", s.topic, p.Partition, err)
+			}
+			s.next[p.Partition] = p.Offset
+		}
+	}
+	return nil
+}
+
+// consume (re)starts fetching every partition at its position.
+func (s *Source) consume() {
+	start := map[int32]kgo.Offset{}
+	for p, off := range s.next {
+		start[p] = kgo.NewOffset().At(off)
+	}
+	s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: start})
+}
+
+// Restart drops what the client buffered and fetches every partition again from its
+// position: after a partition error, which franz-go does not retry by itself.
+func (s *Source) Restart() {
+	if s.parts == 0 {
+		return
+	}
+	all := make([]int32, 0, len(s.next))
+	for p := range s.next {
+		all = append(all, p)
+	}
+	s.cl.RemoveConsumePartitions(map[string][]int32{s.topic: all})
+	s.consume()
+	s.paused = map[int32]bool{}
+}
+
 // Poll waits until records arrive or ctx is done, and returns up to max of them decoded.
-// A done ctx returns an empty chunk and no error, so callers can poll with a deadline.
+// A done ctx returns an empty chunk and no error, so callers can poll with a deadline. The
+// error is Check's (the brokers or the topic cannot be reached); fetch errors come in the
+// chunk with the records that did arrive.
 func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
 	if err := s.Check(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -205,13 +271,9 @@ func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
 	fs := s.cl.PollRecords(ctx, max)
 	var rows [][]any
 	var ch Chunk
-	var fatal error
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
-		if p.Err != nil {
-			if !errors.Is(p.Err, context.Canceled) && !errors.Is(p.Err, context.DeadlineExceeded) && fatal == nil {
-				fatal = fmt.Errorf("kafka: topic '%s' partition %d: %w", s.topic, p.Partition, p.Err)
-			}
-			return
+		if p.Err != nil && !errors.Is(p.Err, context.Canceled) && !errors.Is(p.Err, context.DeadlineExceeded) && ch.Err == nil {
+			ch.Err = fmt.Errorf("kafka: topic '%s' partition %d: %w", s.topic, p.Partition, p.Err)
 		}
 		if p.Topic != s.topic {
 			return
@@ -226,6 +288,8 @@ func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
 			}
 			rows = append(rows, row)
 			ch.Parts = append(ch.Parts, r.Partition)
+			ch.Offs = append(ch.Offs, r.Offset)
+			ch.Vals = append(ch.Vals, r.Value)
 		}
 	})
 	if len(rows) > 0 {
@@ -238,7 +302,7 @@ func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
 	if len(rows) > 0 || len(ch.Bad) > 0 {
 		ch.Pos = s.Position()
 	}
-	return ch, fatal
+	return ch, nil
 }
 
 // SetPaused pauses the partitions in paused and resumes every other: alignment, so a
