@@ -125,7 +125,7 @@ func (e *Engine) deliverQueued() {
 
 // keepError keeps the first error a view raised for the next FLUSH: the rows that caused it
 // are committed (the view misses them), so the write that queued them is not failed, nor is
-// the worker stopped. The flow lock is held.
+// the worker stopped. It runs during delivery (or a backfill, which no delivery overlaps).
 func (e *Engine) keepError(err error) {
 	if err != nil && e.ingestErr == nil {
 		e.ingestErr = err

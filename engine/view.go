@@ -126,10 +126,10 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		v.cols = append(v.cols, catalog.Column{Name: c.Name, Type: c.T})
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
-	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: -1}
+	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: plan.EventTimeCol(node)}
 	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
-	}})
+	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }})
 	if err != nil {
 		return nil, s.ErrorAtPos(s.Pos, "materialized view %s cannot be maintained: %s", s.Name, err)
 	}
@@ -294,6 +294,10 @@ func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 	var ts []types.T
 	if t, ok := e.tables[strings.ToLower(table)]; ok {
 		names, ts = t.names(), t.types()
+	} else if src, ok := e.views[strings.ToLower(table)]; ok {
+		for _, c := range src.cols {
+			names, ts = append(names, c.Name), append(ts, c.Type)
+		}
 	}
 	return func(lr window.LateRow) {
 		v.lateCount++

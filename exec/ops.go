@@ -16,22 +16,57 @@ import (
 type Filter struct {
 	Pred  Expr
 	Types []types.T
+	Errs  RowErrors
 	Out   Output
 }
 
 var _ Operator = (*Filter)(nil)
+
+// RowErrors, set on a Filter or Project, confines a data error (division by zero, overflow,
+// a bad cast) to the rows that raise it: a batch whose evaluation fails is evaluated again
+// row by row, each failing row is dropped and its error reported here, and the others go on.
+// A view's result then does not depend on how its input was cut into batches. Nil (queries):
+// the error fails the statement.
+type RowErrors func(error)
+
+// isolate evaluates eval over b. When that fails and errs is set, it evaluates each row on
+// its own, reports the errors, and returns the rows that succeeded with their results.
+// outTypes are the types of eval's results.
+func isolate(b *Batch, ts, outTypes []types.T, errs RowErrors, eval func(*Batch) ([]arrow.Array, error)) (*Batch, []arrow.Array, error) {
+	cols, err := eval(b)
+	if err == nil || errs == nil {
+		return b, cols, err
+	}
+	var keep []int32
+	var parts []*Batch
+	for i := 0; i < b.N; i++ {
+		c, err := eval(Take(b, []int32{int32(i)}, ts))
+		if err != nil {
+			errs(err)
+			continue
+		}
+		keep = append(keep, int32(i))
+		parts = append(parts, &Batch{Cols: c, N: 1})
+	}
+	if len(keep) == 0 {
+		return nil, nil, nil
+	}
+	return Take(b, keep, ts), Concat(parts, outTypes).Cols, nil
+}
 
 // Push implements Operator.
 func (f *Filter) Push(_ int, m Msg) error {
 	if m.Kind != MsgBatch {
 		return f.Out.Emit(m)
 	}
-	b := m.Batch
-	a, err := f.Pred.Eval(b)
-	if err != nil {
+	b, cols, err := isolate(m.Batch, f.Types, []types.T{types.TBool}, f.Errs, func(b *Batch) ([]arrow.Array, error) {
+		a, err := f.Pred.Eval(b)
+		return []arrow.Array{a}, err
+	})
+	if err != nil || b == nil {
 		return err
 	}
-	sel := SelectTrue(a)
+	sel := SelectTrue(cols[0])
 	if len(sel) == b.N {
 		return f.Out.EmitBatch(b)
 	}
@@ -82,26 +117,42 @@ func SelectTrue(a arrow.Array) []int32 {
 // Project computes one output column per expression; weights and watermarks pass through.
 type Project struct {
 	Exprs []Expr
+	// Types are the input's column types (needed with Errs, see RowErrors).
+	Types []types.T
+	Errs  RowErrors
 	Out   Output
 }
 
 var _ Operator = (*Project)(nil)
+
+func (p *Project) outTypes() []types.T {
+	ts := make([]types.T, len(p.Exprs))
+	for i, e := range p.Exprs {
+		ts[i] = e.Type()
+	}
+	return ts
+}
 
 // Push implements Operator.
 func (p *Project) Push(_ int, m Msg) error {
 	if m.Kind != MsgBatch {
 		return p.Out.Emit(m)
 	}
-	b := m.Batch
-	out := &Batch{N: b.N, W: b.W, WM: b.WM, Cols: make([]arrow.Array, len(p.Exprs))}
-	for i, e := range p.Exprs {
-		a, err := e.Eval(b)
-		if err != nil {
-			return err
+	b, cols, err := isolate(m.Batch, p.Types, p.outTypes(), p.Errs, func(b *Batch) ([]arrow.Array, error) {
+		cols := make([]arrow.Array, len(p.Exprs))
+		for i, e := range p.Exprs {
+			a, err := e.Eval(b)
+			if err != nil {
+				return nil, err
+			}
+			cols[i] = a
 		}
-		out.Cols[i] = a
+		return cols, nil
+	})
+	if err != nil || b == nil {
+		return err
 	}
-	return p.Out.EmitBatch(out)
+	return p.Out.EmitBatch(&Batch{N: b.N, W: b.W, WM: b.WM, Cols: cols})
 }
 
 // Repeat multiplies each row's weight by its count column: n copies of a row, none when n
@@ -154,7 +205,23 @@ var _ Operator = (*Union)(nil)
 func (u *Union) Push(port int, m Msg) error {
 	switch m.Kind {
 	case MsgBatch:
-		return u.Out.EmitBatch(m.Batch)
+		b := m.Batch
+		if b.WM != nil && u.Ports > 1 {
+			// A row is judged against the union's watermark, the minimum over its inputs:
+			// the watermark before it on its own input, or less if another input is behind.
+			others := int64(1<<63 - 1)
+			for p := 0; p < u.Ports; p++ {
+				if p != port {
+					others = min(others, u.watermark(p))
+				}
+			}
+			wm := make([]int64, b.N)
+			for i, w := range b.WM {
+				wm[i] = min(w, others)
+			}
+			b = &Batch{Cols: b.Cols, N: b.N, W: b.W, WM: wm}
+		}
+		return u.Out.EmitBatch(b)
 	case MsgWatermark:
 		if u.wms == nil {
 			u.wms = make([]int64, u.Ports)
@@ -175,6 +242,14 @@ func (u *Union) Push(port int, m Msg) error {
 		}
 		return nil
 	}
+}
+
+// watermark is the last watermark of a port (NoWatermark before any).
+func (u *Union) watermark(port int) int64 {
+	if u.wms == nil {
+		return NoWatermark
+	}
+	return u.wms[port]
 }
 
 var _ Stateful = (*Union)(nil)

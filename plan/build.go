@@ -32,6 +32,9 @@ type BuildOptions struct {
 	// Ctx cancels a bounded query: joins, whose output can be far larger than their
 	// input, check it between chunks.
 	Ctx context.Context
+	// RowErrors, for a view, confines data errors of filters and projections to the rows
+	// that raise them (see exec.RowErrors); nil fails the batch.
+	RowErrors exec.RowErrors
 }
 
 // Dataflow is an instantiated plan.
@@ -76,9 +79,9 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		bd.df.Sources = append(bd.df.Sources, &Source{Rows: x.Rows, Types: Types(x.cols), Out: out})
 		return nil
 	case *Filter:
-		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Out: out}})
+		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Project:
-		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Out: out}})
+		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Types: Types(x.Input.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Aggregate:
 		in := x.Input.Schema()
 		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Out: out}

@@ -746,6 +746,18 @@ func (b *Binder) intervalSpec(conds []ast.ExprNode, lcols, rcols []Col) *exec.In
 
 // hasEventTime reports whether column col of n is the WATERMARK column of the table n
 // reads (through filters and column-preserving projections).
+// EventTimeCol is the first output column of n that is its source's event-time column
+// passed through filters and projections, or -1: a view over a table keeps the table's
+// event time, so it can be the probe side of a temporal join as the table can.
+func EventTimeCol(n Node) int {
+	for i := range n.Schema() {
+		if hasEventTime(n, i) {
+			return i
+		}
+	}
+	return -1
+}
+
 func hasEventTime(n Node, col int) bool {
 	for {
 		switch x := n.(type) {
