@@ -292,7 +292,7 @@ func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, tar
 	}
 	coll, err := e.run(ctx, node)
 	if err != nil {
-		return nil, err
+		return nil, placed(s, err)
 	}
 	rows := coll.Rows()
 	full := make([][]any, len(rows))

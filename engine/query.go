@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,7 +24,7 @@ func (e *Engine) query(ctx context.Context, s *sql.Stmt, q ast.ResultSetNode, ar
 	}
 	coll, err := e.run(ctx, node)
 	if err != nil {
-		return nil, err
+		return nil, placed(s, err)
 	}
 	res := &Result{}
 	for _, c := range node.Schema() {
@@ -42,12 +43,27 @@ func (e *Engine) runPlan(node plan.Node) ([][]any, error) {
 	return coll.Rows(), nil
 }
 
+// buildError is a plan the executor cannot run (a shape the binder accepted); placed gives
+// it the statement's position.
+type buildError struct{ err error }
+
+func (b buildError) Error() string { return b.err.Error() }
+
+// placed puts a build error at the statement's start; other errors carry their own place.
+func placed(s *sql.Stmt, err error) error {
+	var be buildError
+	if errors.As(err, &be) {
+		return s.ErrorAtPos(s.Pos, "%s", be.err)
+	}
+	return err
+}
+
 // run executes a bounded plan: each source is scanned and ended, in the order Build gives.
 func (e *Engine) run(ctx context.Context, node plan.Node) (*exec.Collector, error) {
 	coll := &exec.Collector{Types: plan.Types(node.Schema()), Ordered: true, Ctx: ctx}
 	df, err := plan.Build(node, coll, plan.BuildOptions{Batch: true, Ctx: ctx})
 	if err != nil {
-		return nil, err
+		return nil, buildError{err}
 	}
 	for _, src := range df.Sources {
 		if err := e.scanSource(ctx, src); err != nil {
