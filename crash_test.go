@@ -32,7 +32,7 @@ const (
 	envCrashDir  = "STREAMSQL_CRASH_CHILD_DIR"  // the child's database directory
 	envCrashSeed = "STREAMSQL_CRASH_CHILD_SEED" // the child's seed (statement sizes)
 	envCrashAck  = "STREAMSQL_CRASH_CHILD_ACK"  // the ack file the child appends to
-	envCrashMode = "STREAMSQL_CRASH_CHILD_MODE" // "" (write), "nosync" (write with sync off), "lockprobe" or "kafka"
+	envCrashMode = "STREAMSQL_CRASH_CHILD_MODE" // "" (write), "nosync" (sync off), "spill" (4 MiB memory limit), "lockprobe" or "kafka"
 	envSeed      = "STREAMSQL_CRASH_SEED"       // parent: fixed seed to reproduce a run
 )
 
@@ -169,7 +169,11 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ack.Close()
-	db, err := streamsql.Open(dir, streamsql.WithSync(os.Getenv(envCrashMode) != "nosync"))
+	opts := []streamsql.Option{streamsql.WithSync(os.Getenv(envCrashMode) != "nosync")}
+	if os.Getenv(envCrashMode) == "spill" {
+		opts = append(opts, crashSpillOpts...)
+	}
+	db, err := streamsql.Open(dir, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +425,18 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		runs = 3
 	}
-	crashLoop(t, runs, true)
+	crashLoop(t, runs, "")
+}
+
+// TestCrashRecoverySpilled is TestCrashRecovery with a 4 MiB memory limit: the views keep
+// their rows and groups on disk (state staged between checkpoints), and still equal a clean
+// run after every kill.
+func TestCrashRecoverySpilled(t *testing.T) {
+	runs := 8
+	if testing.Short() {
+		runs = 2
+	}
+	crashLoop(t, runs, "spill")
 }
 
 // With sync off a crash may lose acknowledged statements (documented), but never applies
@@ -432,10 +447,21 @@ func TestCrashRecoverySyncOff(t *testing.T) {
 	if testing.Short() {
 		runs = 2
 	}
-	crashLoop(t, runs, false)
+	crashLoop(t, runs, "nosync")
 }
 
-func crashLoop(t *testing.T, runs int, syncOn bool) {
+// crashSpillOpts are the options of mode "spill": views spill under a 4 MiB limit and
+// checkpoint every 50 ms, so kills land between checkpoints of spilled state.
+var crashSpillOpts = []streamsql.Option{streamsql.WithMemoryLimit(4 << 20), streamsql.WithCheckpointInterval(50 * time.Millisecond)}
+
+// crashLoop runs the children in mode ("": sync on; "nosync"; "spill": sync on and a tiny
+// memory limit).
+func crashLoop(t *testing.T, runs int, mode string) {
+	syncOn := mode != "nosync"
+	var openOpts []streamsql.Option
+	if mode == "spill" {
+		openOpts = crashSpillOpts
+	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv(envSeed); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
@@ -446,10 +472,6 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 	}
 	t.Logf("seed %d (reproduce with %s=%d)", seed, envSeed, seed)
 	rng := rand.New(rand.NewPCG(seed, 42))
-	mode := ""
-	if !syncOn {
-		mode = "nosync"
-	}
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "db")
 	ackPath := filepath.Join(tmp, "ack")
@@ -503,7 +525,7 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 		}
 		// Reopen after the crash and check the table: nothing acknowledged lost, nothing
 		// duplicated, no statement in part.
-		db, err := streamsql.Open(dir)
+		db, err := streamsql.Open(dir, openOpts...)
 		if err != nil {
 			t.Fatalf("run %d: reopen after kill -9: %v", run, err)
 		}
@@ -537,7 +559,7 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 		return
 	}
 	// Compare the crashed database with a clean run and with the model.
-	db, err := streamsql.Open(dir)
+	db, err := streamsql.Open(dir, openOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,6 +573,11 @@ func crashLoop(t *testing.T, runs int, syncOn bool) {
 		t.Fatal("no rows were written by any child; raise the delays")
 	}
 	got := crashSnapshot(t, db)
+	if mode == "spill" {
+		if spilled := queryStrings(t, db, "SELECT name FROM system.views WHERE spilled"); len(spilled) != 4 {
+			t.Errorf("views spilled under the 4 MiB limit: %v, want all four", spilled)
+		}
+	}
 	// The clean run: the same statements (same boundaries, from st/sn) in one process.
 	stmts := queryRows(t, db, "SELECT st, sn FROM ev GROUP BY st, sn ORDER BY st")
 	clean := openT(t, "")

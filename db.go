@@ -63,6 +63,20 @@ func WithCacheSize(bytes int64) Option {
 	}
 }
 
+// WithMemoryLimit bounds the memory the database aims to use (default: a quarter of the
+// machine's memory). Past half of it, the state of views that grows with distinct keys —
+// non-windowed aggregates' groups and views' rows — moves to disk and is read through a
+// cache; table caches and Pebble's block cache are sized from it too.
+func WithMemoryLimit(bytes int64) Option {
+	return func(o *engine.Options) error {
+		if bytes <= 0 {
+			return fmt.Errorf("memory limit must be positive, got %d", bytes)
+		}
+		o.MemoryLimit = bytes
+		return nil
+	}
+}
+
 // Open opens the database at path, creating it if needed; "" or ":memory:" is an in-memory
 // database. A path another process (or another open DB) holds fails with an error.
 func Open(path string, opts ...Option) (*DB, error) {

@@ -80,6 +80,12 @@ func parseDSN(dsn string) (string, []Option, error) {
 				return "", nil, fmt.Errorf("streamsql: DSN option cache_size=%q: %w", val, err)
 			}
 			opts = append(opts, WithCacheSize(n))
+		case "memory_limit":
+			n, err := parseBytes(val)
+			if err != nil {
+				return "", nil, fmt.Errorf("streamsql: DSN option memory_limit=%q: %w", val, err)
+			}
+			opts = append(opts, WithMemoryLimit(n))
 		case "checkpoint_interval":
 			d, err := time.ParseDuration(val)
 			if err != nil {
@@ -87,7 +93,7 @@ func parseDSN(dsn string) (string, []Option, error) {
 			}
 			opts = append(opts, WithCheckpointInterval(d))
 		default:
-			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval, cache_size)", k)
+			return "", nil, fmt.Errorf("streamsql: unknown DSN option %q (known: sync, checkpoint_interval, cache_size, memory_limit)", k)
 		}
 	}
 	return path, opts, nil

@@ -79,9 +79,11 @@ func (e *Engine) checkpoint(reason string) error {
 	}
 	wb.PutMeta(ckptKey, h.Buf)
 	total += int64(len(h.Buf))
+	spilled := e.flushSpills(wb)
 	if err := e.store.Commit(wb); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	spilled()
 	info.bytes, info.took = total, time.Since(start)
 	e.ckpt, e.ckptID, e.dirty = info, info.id, false
 	e.ckpts = append(e.ckpts, info)
@@ -99,13 +101,19 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter) {
 		w.Int(int64(len(sub.Buf)))
 		w.Buf = append(w.Buf, sub.Buf...)
 	}
-	var n int64
-	v.store.each(func([]any, int64) { n++ })
-	w.Int(n)
-	v.store.each(func(r []any, c int64) {
-		w.Row(r)
-		w.Int(c)
-	})
+	if v.store.spill != nil {
+		// The rows are in the store; the checkpoint writes their staged changes.
+		w.Int(-1)
+		w.Int(v.store.n)
+	} else {
+		var n int64
+		v.store.each(func([]any, int64) { n++ })
+		w.Int(n)
+		v.store.each(func(r []any, c int64) {
+			w.Row(r)
+			w.Int(c)
+		})
+	}
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	var late []lateRow
@@ -142,6 +150,11 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 	s := v.store
 	s.consolidated = true
 	rows := r.Len()
+	if rows == -1 {
+		e.resumeSpilled(v, true, r.Int())
+	} else {
+		e.resumeSpilled(v, false, 0)
+	}
 	for i := 0; i < rows && r.Err() == nil; i++ {
 		row := r.Row()
 		var kb []byte
@@ -233,6 +246,14 @@ func (e *Engine) recover() error {
 		e.ckpt = ck
 		e.ckpts = append(e.ckpts, ck)
 	} else {
+		// The views are rebuilt from their tables: state they spilled before is stale.
+		wb := e.store.NewBatch()
+		for _, v := range e.views {
+			wb.ClearOwner(v.entry.ID)
+		}
+		if err := e.store.Commit(wb); err != nil {
+			return err
+		}
 		for _, v := range e.views {
 			for _, src := range v.sources {
 				if src.Rel == nil {
@@ -289,6 +310,12 @@ func (e *Engine) checkpointLoop(interval time.Duration) {
 		select {
 		case <-e.ckptStop:
 			return
+		case <-e.ckptNow:
+			e.mu.Lock()
+			if !e.closed {
+				_ = e.checkpoint("memory")
+			}
+			e.mu.Unlock()
 		case <-time.After(wait):
 			e.mu.Lock()
 			wait = interval

@@ -42,6 +42,10 @@ type Options struct {
 	// CacheSize bounds the decoded table rows each table keeps in memory (the rest are read
 	// back from the store); 0 is a quarter of the machine's memory.
 	CacheSize int64
+	// MemoryLimit is the memory the engine aims to stay under; 0 is a quarter of the
+	// machine's. Past half of it, views' unbounded state spills to the store (spill.go); the
+	// default cache sizes derive from it.
+	MemoryLimit int64
 	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
 	// views see it (seeded): a test aid, since results must not depend on batch boundaries.
 	SplitSeed int64
@@ -85,6 +89,7 @@ type Engine struct {
 	dirty    bool
 	ckptStop chan struct{}
 	ckptDone chan struct{}
+	ckptNow  chan struct{} // asks the loop for a checkpoint now (spilled changes piling up)
 
 	// Asynchronous delivery to views (ingest.go): committed changes waiting, their rows,
 	// the worker's wake-up and exit, and an error a view raised in the background.
@@ -98,11 +103,15 @@ type Engine struct {
 
 // Open opens or creates the database at opts.Path and restores every table and view.
 func Open(opts Options) (*Engine, error) {
-	st, err := state.Open(opts.Path, !opts.NoSync)
+	if opts.MemoryLimit <= 0 {
+		opts.MemoryLimit = physicalMemory() / 4
+	}
+	st, err := state.Open(opts.Path, !opts.NoSync, min(256<<20, opts.MemoryLimit/8))
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock}
+	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock,
+		ckptNow: make(chan struct{}, 1)}
 	if e.clock == nil {
 		e.clock = connector.RealClock()
 	}
@@ -181,7 +190,7 @@ func (e *Engine) cacheSize() int64 {
 	if e.opts.CacheSize > 0 {
 		return e.opts.CacheSize
 	}
-	return physicalMemory() / 4
+	return e.opts.MemoryLimit / 8
 }
 
 // physicalMemory reads the machine's memory (1 GiB when it cannot be read).

@@ -88,6 +88,7 @@ func (e *Engine) deliver(queue []queued) error {
 				firstErr = viewError(l.view.name, err)
 			}
 		}
+		e.checkMemory()
 	}
 	return firstErr
 }

@@ -40,7 +40,8 @@ var systemTables = map[string]systemTable{
 	"system.views": {
 		name: "system.views",
 		cols: []catalog.Column{{Name: "name", Type: types.TVarchar}, {Name: "row_count", Type: types.TBigInt},
-			{Name: "late_rows", Type: types.TBigInt}, {Name: "emit", Type: types.TVarchar}, {Name: "definition", Type: types.TVarchar}},
+			{Name: "late_rows", Type: types.TBigInt}, {Name: "emit", Type: types.TVarchar}, {Name: "definition", Type: types.TVarchar},
+			{Name: "spilled", Type: types.TBool}},
 		rows: func(e *Engine) [][]any {
 			var out [][]any
 			for _, v := range e.views {
@@ -48,7 +49,7 @@ var systemTables = map[string]systemTable{
 				if v.emitOnClose {
 					emit = "ON WINDOW CLOSE"
 				}
-				out = append(out, []any{v.name, v.store.count(), v.lateCount, emit, v.entry.SQL})
+				out = append(out, []any{v.name, v.store.count(), v.lateCount, emit, v.entry.SQL, v.store.spill != nil})
 			}
 			sort.Slice(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
 			return out

@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/table"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/watermark"
@@ -31,6 +32,8 @@ type viewObj struct {
 	listeners []*listener
 	subs      []*Subscription
 	sinks     []*sinkObj
+	// spills are the view's stores for state beyond memory, by operator (spill.go).
+	spills    map[int]*state.Spill
 	lateCount int64
 	watermark int64
 	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
@@ -286,6 +289,7 @@ func (e *Engine) replayMerged(cs []*replayCursor) error {
 		if err := next.emit(t.change(removed, added, prev), g.W); err != nil {
 			return err
 		}
+		e.checkMemory()
 	}
 }
 
@@ -350,6 +354,7 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, name)
+	wb.ClearOwner(v.entry.ID)
 	if err := e.store.Commit(wb); err != nil {
 		e.cat.Restore(v.entry)
 		return nil, err
@@ -382,6 +387,11 @@ type viewStore struct {
 	keys         []string // each row's encoded key
 	counts       []int64
 	kb           []byte
+	// spill holds the rows, by row key (count then row), once the view spills
+	// (memory_limit); n is then the row count and err a store read that failed.
+	spill *state.Spill
+	n     int64
+	err   error
 }
 
 var _ exec.Operator = (*viewStore)(nil)
@@ -408,9 +418,14 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 		return nil
 	}
 	b := m.Batch
-	if !s.consolidated && insertOnly(b) {
+	switch {
+	case s.spill != nil:
+		if err := s.applySpilled(b); err != nil {
+			return err
+		}
+	case !s.consolidated && insertOnly(b):
 		s.appended = append(s.appended, &exec.Batch{Cols: b.Cols, N: b.N, WM: b.WM})
-	} else {
+	default:
 		s.consolidate()
 		s.apply(b)
 	}
@@ -482,8 +497,73 @@ func (s *viewStore) remove(j int) {
 	s.rows, s.counts, s.keys = s.rows[:last], s.counts[:last], s.keys[:last]
 }
 
+// startSpill moves the rows into p and keeps them there from now on.
+func (s *viewStore) startSpill(p *state.Spill) {
+	s.n = s.count()
+	s.each(func(r []any, c int64) {
+		var kb []byte
+		for _, x := range r {
+			kb = exec.AppendValueKey(kb, x)
+		}
+		p.Put(kb, spilledRow(c, r))
+	})
+	s.spill = p
+	s.appended, s.index, s.rows, s.keys, s.counts = nil, nil, nil, nil, nil
+}
+
+func spilledRow(count int64, row []any) []byte {
+	w := &exec.StateWriter{}
+	w.Int(count)
+	w.Row(row)
+	return w.Buf
+}
+
+// applySpilled adds a batch's weighted rows to the spilled rows.
+func (s *viewStore) applySpilled(b *exec.Batch) error {
+	for i := 0; i < b.N; i++ {
+		s.kb = exec.AllKey(s.kb[:0], b, i)
+		w := b.Weight(i)
+		s.n += w
+		v, ok, err := s.spill.Get(s.kb)
+		if err != nil {
+			return err
+		}
+		var count int64
+		if ok {
+			r := &exec.StateReader{Buf: v}
+			count = r.Int()
+			if err := r.Err(); err != nil {
+				return fmt.Errorf("spilled row of view %s: %w", s.view.name, err)
+			}
+		}
+		switch count += w; {
+		case count == 0:
+			s.spill.Delete(s.kb)
+		default:
+			s.spill.Put(s.kb, spilledRow(count, b.Row(i)))
+		}
+	}
+	return nil
+}
+
 // each calls fn with every row and its count.
 func (s *viewStore) each(fn func(row []any, n int64)) {
+	if s.spill != nil {
+		err := s.spill.Each(func(_, v []byte) error {
+			r := &exec.StateReader{Buf: v}
+			c := r.Int()
+			row := r.Row()
+			if err := r.Err(); err != nil {
+				return err
+			}
+			fn(row, c)
+			return nil
+		})
+		if err != nil && s.err == nil {
+			s.err = fmt.Errorf("reading the rows of view %s: %w", s.view.name, err)
+		}
+		return
+	}
 	for _, b := range s.appended {
 		for i := 0; i < b.N; i++ {
 			fn(b.Row(i), 1)
@@ -496,6 +576,9 @@ func (s *viewStore) each(fn func(row []any, n int64)) {
 
 // count is the number of rows in the view.
 func (s *viewStore) count() int64 {
+	if s.spill != nil {
+		return s.n
+	}
 	var n int64
 	for _, b := range s.appended {
 		n += int64(b.N)
@@ -508,17 +591,20 @@ func (s *viewStore) count() int64 {
 
 // batches returns the view's rows.
 func (s *viewStore) batches(size int) []*exec.Batch {
-	out := append([]*exec.Batch{}, s.appended...)
+	if s.spill == nil && !s.consolidated {
+		return append([]*exec.Batch{}, s.appended...)
+	}
+	var out []*exec.Batch
 	var rows [][]any
-	for i, r := range s.rows {
-		for k := int64(0); k < s.counts[i]; k++ {
+	s.each(func(r []any, c int64) {
+		for k := int64(0); k < c; k++ {
 			rows = append(rows, r)
 			if len(rows) == size {
 				out = append(out, exec.RowsToBatch(rows, s.types))
 				rows = nil
 			}
 		}
-	}
+	})
 	if len(rows) > 0 {
 		out = append(out, exec.RowsToBatch(rows, s.types))
 	}

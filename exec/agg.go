@@ -98,6 +98,11 @@ type HashAgg struct {
 	seen      []int64 // TTL: the watermark at each group's last change
 	recent    []int32 // TTL: groups changed since the last watermark
 	swept     int64
+	// spill holds the groups once the engine spills this aggregate (spill.go); spillLoaded
+	// marks a checkpoint whose groups were there, and spillErr a store read that failed.
+	spill       KeyedStore
+	spillLoaded bool
+	spillErr    error
 }
 
 var _ Operator = (*HashAgg)(nil)
@@ -277,6 +282,9 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	}
 	b := m.Batch
 	h.assign(b)
+	if h.spillErr != nil {
+		return h.spillErr
+	}
 	var old *Batch
 	var oldGs []int32
 	if !h.Batch && !h.EmitOnClose {
@@ -312,7 +320,11 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 		return nil
 	}
 	newGs := h.live(h.touched)
-	return h.Out.EmitBatch(h.interleave(old, oldGs, h.rows(newGs, 1), newGs))
+	out := h.interleave(old, oldGs, h.rows(newGs, 1), newGs)
+	if h.spill != nil && len(h.groups) > spillResident {
+		h.evictAll()
+	}
+	return h.Out.EmitBatch(out)
 }
 
 // interleave orders a batch's changes group by group: a changed group's old row (-1) right
@@ -425,6 +437,12 @@ func (h *HashAgg) assign(b *Batch) {
 	if len(h.Keys) == 0 {
 		for i := 0; i < b.N; i++ {
 			h.gids = append(h.gids, 0)
+		}
+		return
+	}
+	if h.spill != nil {
+		for i := 0; i < b.N; i++ {
+			h.gids = append(h.gids, h.spillGroup(b, i))
 		}
 		return
 	}
@@ -595,6 +613,12 @@ func (h *HashAgg) SaveState(w *StateWriter) {
 	}
 	w.Bool(h.started)
 	w.Int(h.swept)
+	if h.spill != nil {
+		// The groups go to the store, whose staged changes the checkpoint writes.
+		h.evictAll()
+		w.Int(-1)
+		return
+	}
 	var live []int32
 	for g := range h.counts {
 		if h.keyRows[g] != nil || (len(h.Keys) == 0 && g == 0) {
@@ -622,6 +646,10 @@ func (h *HashAgg) LoadState(r *StateReader) error {
 	h.started = r.Bool()
 	h.swept = r.Int()
 	n := r.Len()
+	if n == -1 {
+		h.spillLoaded = true // the engine gives it its store (Spill)
+		return r.Err()
+	}
 	for k := 0; k < n && r.Err() == nil; k++ {
 		key := r.Row()
 		var g int32

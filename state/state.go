@@ -35,11 +35,11 @@ type Store struct {
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
 // path that another process (or another DB in this process) holds fails with an error that
-// says so.
-func Open(path string, syncWrites bool) (*Store, error) {
+// says so. cacheBytes sizes Pebble's block cache.
+func Open(path string, syncWrites bool, cacheBytes int64) (*Store, error) {
 	opts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Cache:              pebble.NewCache(256 << 20),
+		Cache:              pebble.NewCache(cacheBytes),
 		MemTableSize:       32 << 20,
 		Logger:             quietLogger{},
 	}

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"runtime/metrics"
+
+	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/state"
+)
+
+// Spilling keeps the engine under its memory limit (Options.MemoryLimit). The state that
+// grows with distinct keys — a non-windowed aggregate's groups and a view's rows — moves to
+// the store once the live heap passes half the limit: every view then keeps it there
+// (state.Spill: the last checkpoint's values in Pebble, the changes since staged in memory,
+// encoded). A checkpoint writes the staged changes in its one batch; once they pass an
+// eighth of the limit the worker asks for a checkpoint early. Windowed state (freed by the
+// watermark), join state (bounded by the watermark or 'state.ttl') and tables (their own
+// cache) are not spilled.
+
+// spillStore is a view's store for operator op (0: its rows; i+1: v.state[i]).
+func (e *Engine) spillStore(v *viewObj, op int) *state.Spill {
+	if v.spills == nil {
+		v.spills = map[int]*state.Spill{}
+	}
+	p, ok := v.spills[op]
+	if !ok {
+		p = e.store.Spill(v.entry.ID, op)
+		v.spills[op] = p
+	}
+	return p
+}
+
+// spillView moves a view's unbounded state into the store. The flow lock is held (or no
+// delivery can run).
+func (e *Engine) spillView(v *viewObj) {
+	if v.store.spill != nil {
+		return
+	}
+	for i, op := range v.state {
+		if sp, ok := op.(exec.Spiller); ok && sp.CanSpill() {
+			sp.Spill(e.spillStore(v, i+1))
+		}
+	}
+	v.store.startSpill(e.spillStore(v, 0))
+}
+
+// resumeSpilled gives the operators a loaded checkpoint left spilled their stores.
+func (e *Engine) resumeSpilled(v *viewObj, rowsSpilled bool, count int64) {
+	for i, op := range v.state {
+		if sp, ok := op.(exec.Spiller); ok && sp.Spilled() {
+			sp.Spill(e.spillStore(v, i+1))
+		}
+	}
+	if rowsSpilled {
+		v.store.spill, v.store.n = e.spillStore(v, 0), count
+	}
+}
+
+// checkMemory spills every view once the live heap passes half the memory limit, and asks
+// for an early checkpoint once the spilled changes staged since the last one pass an eighth
+// of it. It runs after each delivery, under the flow lock.
+func (e *Engine) checkMemory() {
+	if heapLive() > e.opts.MemoryLimit/2 {
+		for _, v := range e.views {
+			e.spillView(v)
+		}
+	}
+	var staged int64
+	for _, v := range e.views {
+		for _, p := range v.spills {
+			staged += p.Staged()
+		}
+	}
+	if staged > e.opts.MemoryLimit/8 {
+		select {
+		case e.ckptNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// heapLive is the heap the last garbage collection found live.
+func heapLive() int64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(sample[0].Value.Uint64())
+}
+
+// flushSpills writes every view's staged changes into a checkpoint's batch; the returned
+// function, called once the batch is committed, forgets them.
+func (e *Engine) flushSpills(wb *state.Batch) func() {
+	var dones []func()
+	for _, v := range e.views {
+		for _, p := range v.spills {
+			dones = append(dones, p.Flush(wb))
+		}
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+}

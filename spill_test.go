@@ -1,0 +1,71 @@
+package streamsql_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/streamsql/streamsql"
+)
+
+// TestSpillBeyondMemoryLimit: with a memory limit far below their state, views move their
+// groups and rows to disk and stay equal to the batch answer, through retractions, a
+// checkpoint, more changes, and a restart that restores the spilled state and replays the
+// changes after the checkpoint.
+func TestSpillBeyondMemoryLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "db")
+	opts := []streamsql.Option{streamsql.WithMemoryLimit(4 << 20), streamsql.WithCheckpointInterval(-1)}
+	db := openT(t, path, opts...)
+	mustExec(t, db, "CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT, s VARCHAR)")
+	views := map[string]string{
+		"agg":  "SELECT k, COUNT(*) AS n, SUM(v) AS total, MIN(v) AS lo, MAX(s) AS hi FROM t GROUP BY k",
+		"dist": "SELECT k % 97 AS b, COUNT(DISTINCT k) AS d, AVG(v) AS a FROM t GROUP BY k % 97",
+		"proj": "SELECT id, k, v FROM t WHERE v % 3 = 0",
+	}
+	for name, q := range views {
+		mustExec(t, db, "CREATE MATERIALIZED VIEW "+name+" AS "+q)
+	}
+	next := 0
+	insert := func(rows int) {
+		for done := 0; done < rows; done += 1000 {
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO t VALUES ")
+			for i := 0; i < 1000; i++ {
+				if i > 0 {
+					sb.WriteString(", ")
+				}
+				id := next % 150_000 // past 150k rows, upserts: retractions of the old versions
+				fmt.Fprintf(&sb, "(%d, %d, %d, 's%d')", id, (next*7919)%60_000, next%1000, next%13)
+				next++
+			}
+			mustExec(t, db, sb.String())
+		}
+	}
+	check := func(stage string) {
+		t.Helper()
+		mustExec(t, db, "FLUSH")
+		for name, q := range views {
+			diffRows(t, stage+": "+name, sortedCopy(queryStrings(t, db, "SELECT * FROM "+name)), sortedCopy(queryStrings(t, db, q)))
+		}
+	}
+	insert(100_000)
+	check("inserts")
+	if got := queryStrings(t, db, "SELECT name, spilled FROM system.views ORDER BY name"); strings.Join(got, ",") != "agg|true,dist|true,proj|true" {
+		t.Fatalf("views not spilled under a 4 MiB limit: %v", got)
+	}
+	mustExec(t, db, "CHECKPOINT")
+	insert(80_000) // upserts from row 150k on
+	mustExec(t, db, "DELETE FROM t WHERE k % 10 = 3")
+	check("upserts and deletes")
+	mustExec(t, db, "CHECKPOINT")
+	insert(20_000)
+	mustExec(t, db, "FLUSH")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openT(t, path, opts...)
+	check("reopened")
+	insert(10_000)
+	check("reopened, more changes")
+}

@@ -1,0 +1,163 @@
+package state
+
+import (
+	"bytes"
+	"errors"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// prefixSpill holds operators' keyed state beyond memory: p/<owner id>/<operator>/<key>.
+const prefixSpill = "p/"
+
+// Spill is one operator's keyed state kept in the store instead of memory. The store holds
+// the values as of the last checkpoint; what changed since is staged here (encoded, so a
+// staged entry costs its bytes, not an object graph) and written by the next checkpoint in
+// its batch. So the store never runs ahead of the checkpoint: a restart that restores the
+// checkpoint and replays the changes after it finds exactly the state the checkpoint saw.
+//
+// A Spill is used under one lock with the store's checkpoints (the engine's flow lock).
+type Spill struct {
+	s      *Store
+	prefix []byte
+	staged map[string][]byte // nil: deleted since the checkpoint
+	bytes  int64
+}
+
+// Spill returns the spilled state of operator op of owner (a view's id).
+func (s *Store) Spill(owner uint64, op int) *Spill {
+	return &Spill{s: s, prefix: spillPrefix(owner, op), staged: map[string][]byte{}}
+}
+
+func spillPrefix(owner uint64, op int) []byte {
+	p := append([]byte(prefixSpill), byte(owner>>56), byte(owner>>48), byte(owner>>40), byte(owner>>32),
+		byte(owner>>24), byte(owner>>16), byte(owner>>8), byte(owner))
+	return append(p, byte(op>>8), byte(op), '/')
+}
+
+// Get reads a key's value.
+func (p *Spill) Get(key []byte) ([]byte, bool, error) {
+	if v, ok := p.staged[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	val, closer, err := p.s.db.Get(append(bytes.Clone(p.prefix), key...))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer closer.Close()
+	return bytes.Clone(val), true, nil
+}
+
+// Put stages a key's new value.
+func (p *Spill) Put(key, val []byte) { p.stage(key, val) }
+
+// Delete stages a key's removal.
+func (p *Spill) Delete(key []byte) { p.stage(key, nil) }
+
+func (p *Spill) stage(key, val []byte) {
+	if old, ok := p.staged[string(key)]; ok {
+		p.bytes -= int64(len(key) + len(old))
+	}
+	p.staged[string(key)] = val
+	p.bytes += int64(len(key) + len(val))
+}
+
+// Staged is the size of what changed since the last checkpoint.
+func (p *Spill) Staged() int64 { return p.bytes }
+
+// Flush writes the staged changes into a checkpoint's batch; done, called once the batch
+// is committed, forgets them.
+func (p *Spill) Flush(b *Batch) (done func()) {
+	for k, v := range p.staged {
+		key := append(bytes.Clone(p.prefix), k...)
+		if v == nil {
+			_ = b.b.Delete(key, nil)
+		} else {
+			_ = b.b.Set(key, v, nil)
+		}
+	}
+	return func() { p.staged, p.bytes = map[string][]byte{}, 0 }
+}
+
+// Clear drops every value, stored or staged (a view rebuilt from its tables), in batch b.
+func (p *Spill) Clear(b *Batch) {
+	_ = b.b.DeleteRange(p.prefix, prefixEnd(p.prefix), nil)
+	p.staged, p.bytes = map[string][]byte{}, 0
+}
+
+// Each calls fn for every key and value in key order: the stored ones overlaid with the
+// staged changes.
+func (p *Spill) Each(fn func(key, val []byte) error) error {
+	keys := make([]string, 0, len(p.staged))
+	for k := range p.staged {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: p.prefix, UpperBound: prefixEnd(p.prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	// emitStaged emits the staged values of the keys before upTo ("" : all that are left).
+	emitStaged := func(upTo string) error {
+		for len(keys) > 0 && (upTo == "" || keys[0] < upTo) {
+			if v := p.staged[keys[0]]; v != nil {
+				if err := fn([]byte(keys[0]), v); err != nil {
+					return err
+				}
+			}
+			keys = keys[1:]
+		}
+		return nil
+	}
+	for it.First(); it.Valid(); it.Next() {
+		k := string(it.Key()[len(p.prefix):])
+		if err := emitStaged(k); err != nil {
+			return err
+		}
+		if len(keys) > 0 && keys[0] == k {
+			// The staged value (or deletion) replaces the stored one.
+			if v := p.staged[k]; v != nil {
+				if err := fn([]byte(k), v); err != nil {
+					return err
+				}
+			}
+			keys = keys[1:]
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if err := fn([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	return emitStaged("")
+}
+
+// ClearOwner deletes every operator's spilled state of owner (a dropped view).
+func (b *Batch) ClearOwner(owner uint64) {
+	p := spillPrefix(owner, 0)
+	p = p[:len(p)-3]
+	_ = b.b.DeleteRange(p, prefixEnd(p), nil)
+}
+
+// prefixEnd is the smallest key after every key starting with p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
