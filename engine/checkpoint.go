@@ -36,14 +36,32 @@ type checkpointInfo struct {
 	views  map[uint64]bool  // view ids covered
 }
 
-// checkpoint writes a checkpoint now. The engine's lock must be held.
-func (e *Engine) checkpoint(reason string) error {
-	// The views must hold every committed change the checkpoint's position covers.
-	e.deliverQueued()
+// checkpoint delivers the queue and writes a checkpoint of every committed change. The
+// engine's lock must be held.
+func (e *Engine) checkpoint(reason string) error { return e.checkpointAt(reason, true) }
+
+// checkpointAt writes a checkpoint; with drain, after delivering the queue. Without, it
+// covers what the views have been delivered: up to the sequence number before the oldest
+// queued change, with each table's watermark before its oldest queued change, and the
+// queue is replayed after it on recovery. The engine's lock is held and no delivery is in
+// flight.
+func (e *Engine) checkpointAt(reason string, drain bool) error {
+	if drain {
+		e.deliverQueued()
+	}
 	start := time.Now()
+	seq, wms := e.seq.Last(), map[*tableObj]int64{}
+	if len(e.queue) > 0 {
+		seq = e.queue[0].from
+		for _, q := range e.queue {
+			if _, ok := wms[q.t]; !ok {
+				wms[q.t] = q.prevW
+			}
+		}
+	}
 	wb := e.store.NewBatch()
 	wb.DeleteMetaPrefix("ckpt/view/")
-	info := &checkpointInfo{id: e.ckptID + 1, seq: e.seq.Last(), at: start, reason: reason,
+	info := &checkpointInfo{id: e.ckptID + 1, seq: seq, at: start, reason: reason,
 		tables: map[uint64]int64{}, views: map[uint64]bool{}}
 	var total int64
 	for _, v := range e.views {
@@ -54,7 +72,11 @@ func (e *Engine) checkpoint(reason string) error {
 		info.views[v.entry.ID] = true
 	}
 	for _, t := range e.tables {
-		info.tables[t.entry.ID] = t.wm.W
+		w, ok := wms[t]
+		if !ok {
+			w = t.wm.W
+		}
+		info.tables[t.entry.ID] = w
 	}
 	// Changes the views emitted before the checkpoint are not replayed after it, so the
 	// sinks must have them acknowledged first.
@@ -85,7 +107,7 @@ func (e *Engine) checkpoint(reason string) error {
 	}
 	spilled()
 	info.bytes, info.took = total, time.Since(start)
-	e.ckpt, e.ckptID, e.dirty = info, info.id, false
+	e.ckpt, e.ckptID, e.dirty = info, info.id, len(e.queue) > 0
 	e.ckpts = append(e.ckpts, info)
 	if len(e.ckpts) > 100 {
 		e.ckpts = e.ckpts[1:]
@@ -310,12 +332,6 @@ func (e *Engine) checkpointLoop(interval time.Duration) {
 		select {
 		case <-e.ckptStop:
 			return
-		case <-e.ckptNow:
-			e.mu.Lock()
-			if !e.closed {
-				_ = e.checkpoint("memory")
-			}
-			e.mu.Unlock()
 		case <-time.After(wait):
 			e.mu.Lock()
 			wait = interval

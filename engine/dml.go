@@ -389,6 +389,7 @@ func (e *Engine) commitMeta(extra func(batchWriter)) error {
 }
 
 func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
+	from := e.seq.Last()
 	wb := e.store.NewBatch()
 	apply, err := ch.Write(wb)
 	if err != nil {
@@ -401,7 +402,7 @@ func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
 	if err := e.store.Commit(wb); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	e.dirty = true
+	e.dirty, e.commitFrom = true, from
 	apply()
 	return nil
 }
@@ -481,7 +482,7 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 
 // feed queues a table change for every view reading the table (see ingest.go).
 func (e *Engine) feed(t *tableObj, removed, added *exec.Batch, prevW int64) {
-	e.enqueue(t, t.change(removed, added, prevW), removed == nil || removed.N == 0)
+	e.enqueue(t, t.change(removed, added, prevW), removed == nil || removed.N == 0, prevW, e.commitFrom)
 }
 
 // splitBatch cuts an insert-only change into batches of random sizes (the metamorphic test

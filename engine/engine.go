@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -46,6 +49,7 @@ type Options struct {
 	// machine's. Past half of it, views' unbounded state spills to the store (spill.go); the
 	// default cache sizes derive from it.
 	MemoryLimit int64
+	goLimitSet  bool // Open set the Go runtime's memory limit (Close lifts it)
 	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
 	// views see it (seeded): a test aid, since results must not depend on batch boundaries.
 	SplitSeed int64
@@ -89,12 +93,13 @@ type Engine struct {
 	dirty    bool
 	ckptStop chan struct{}
 	ckptDone chan struct{}
-	ckptNow  chan struct{} // asks the loop for a checkpoint now (spilled changes piling up)
+	wantCkpt atomic.Bool // spilled changes pile up: checkpoint soon (spill.go)
 
 	// Asynchronous delivery to views (ingest.go): committed changes waiting, their rows,
 	// the worker's wake-up and exit, and an error a view raised in the background.
 	queue      []queued
 	queuedRows int
+	commitFrom uint64 // the sequence number before the last commit's segments
 	flow       sync.Mutex // see ingest.go
 	ingest     *sync.Cond
 	ingestDone chan struct{}
@@ -105,13 +110,18 @@ type Engine struct {
 func Open(opts Options) (*Engine, error) {
 	if opts.MemoryLimit <= 0 {
 		opts.MemoryLimit = physicalMemory() / 4
+	} else if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		// An explicit limit also steers the garbage collector, which otherwise lets the heap
+		// grow to twice what is live — unless the program has set a limit of its own. Close
+		// lifts it again.
+		debug.SetMemoryLimit(opts.MemoryLimit)
+		opts.goLimitSet = true
 	}
-	st, err := state.Open(opts.Path, !opts.NoSync, min(256<<20, opts.MemoryLimit/8))
+	st, err := state.Open(opts.Path, !opts.NoSync, opts.MemoryLimit)
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock,
-		ckptNow: make(chan struct{}, 1)}
+	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock}
 	if e.clock == nil {
 		e.clock = connector.RealClock()
 	}
@@ -190,7 +200,7 @@ func (e *Engine) cacheSize() int64 {
 	if e.opts.CacheSize > 0 {
 		return e.opts.CacheSize
 	}
-	return e.opts.MemoryLimit / 8
+	return e.opts.MemoryLimit / 16
 }
 
 // physicalMemory reads the machine's memory (1 GiB when it cannot be read).
@@ -244,6 +254,9 @@ func (e *Engine) Close() error {
 	e.mu.Unlock()
 	<-e.ingestDone
 	e.mu.Lock()
+	if e.opts.goLimitSet {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
 	for _, v := range e.views {
 		v.closeSubscribers(fmt.Errorf("database closed"))
 		for len(v.sinks) > 0 {

@@ -24,8 +24,11 @@ import (
 // (deliverQueued takes flow, so it waits for the worker's delivery in flight); while it
 // keeps mu, the worker cannot start another delivery.
 
-// maxQueuedRows bounds the rows waiting for the views.
-const maxQueuedRows = 1 << 20
+// maxQueuedRows bounds the rows waiting for the views: a million, or fewer under a small
+// memory limit (a queued row costs some tens of bytes).
+func (e *Engine) maxQueuedRows() int {
+	return int(min(1<<20, e.opts.MemoryLimit/1024))
+}
 
 // queued is a committed change not yet delivered to views.
 type queued struct {
@@ -33,28 +36,50 @@ type queued struct {
 	change     *exec.Batch
 	insertOnly bool
 	wm         int64 // the table's watermark after the change
+	// prevW is the table's watermark before it, and from the store sequence number before
+	// its segments: a checkpoint taken while it waits covers up to from (checkpointAt).
+	prevW int64
+	from  uint64
 }
 
 // enqueue queues a committed change and wakes the worker.
-func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool) {
+func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool, prevW int64, from uint64) {
 	if len(t.listeners) == 0 {
 		return
 	}
-	e.queue = append(e.queue, queued{t: t, change: change, insertOnly: insertOnly, wm: t.wm.W})
+	e.queue = append(e.queue, queued{t: t, change: change, insertOnly: insertOnly, wm: t.wm.W, prevW: prevW, from: from})
 	if change != nil {
 		e.queuedRows += change.N
 	}
-	if e.queuedRows > maxQueuedRows {
+	if e.queuedRows > e.maxQueuedRows() {
 		e.deliverQueued()
 		return
 	}
 	e.ingest.Signal()
 }
 
-// takeQueue removes and returns the queued changes. The engine's lock is held.
+// maxMergedRows bounds a batch merged from queued changes: a spilled operator holds a
+// batch's keys in memory while it runs, so under a memory limit batches stay smaller.
+func (e *Engine) maxMergedRows() int {
+	return int(min(1<<20, e.opts.MemoryLimit/4096))
+}
+
+// takeQueue removes and returns the oldest queued changes, about maxMergedRows rows of
+// them (at least one change). The engine's lock is held.
 func (e *Engine) takeQueue() []queued {
-	q := e.queue
-	e.queue, e.queuedRows = nil, 0
+	n, rows := 0, 0
+	for n < len(e.queue) && (n == 0 || rows < e.maxMergedRows()) {
+		if c := e.queue[n].change; c != nil {
+			rows += c.N
+		}
+		n++
+	}
+	q := e.queue[:n:n]
+	e.queue = e.queue[n:]
+	e.queuedRows -= rows
+	if len(e.queue) == 0 {
+		e.queue, e.queuedRows = nil, 0
+	}
 	return q
 }
 
@@ -68,8 +93,10 @@ func (e *Engine) deliver(queue []queued) error {
 		n := 1
 		parts := []*exec.Batch{q.change}
 		if q.insertOnly {
-			for n < len(queue) && queue[n].t == q.t && queue[n].insertOnly {
+			rows := q.change.N
+			for n < len(queue) && queue[n].t == q.t && queue[n].insertOnly && rows < e.maxMergedRows() {
 				parts = append(parts, queue[n].change)
+				rows += queue[n].change.N
 				n++
 			}
 		}
@@ -113,15 +140,20 @@ func (e *Engine) ingestLoop() {
 		e.keepError(e.deliver(q))
 		e.flow.Unlock()
 		e.mu.Lock()
+		e.checkpointIfWanted()
 	}
 }
 
 // deliverQueued delivers the queue now; the engine's lock is held. It first waits for a
-// delivery the worker has in flight, so changes reach the views in order.
+// delivery the worker has in flight, so changes reach the views in order; between chunks
+// it takes the checkpoint spilled state may ask for.
 func (e *Engine) deliverQueued() {
 	e.flow.Lock()
 	defer e.flow.Unlock()
-	e.keepError(e.deliver(e.takeQueue()))
+	for len(e.queue) > 0 {
+		e.keepError(e.deliver(e.takeQueue()))
+		e.checkpointIfWanted()
+	}
 }
 
 // keepError keeps the first error a view raised for the next FLUSH: the rows that caused it

@@ -278,8 +278,9 @@ func (e *Engine) tickWatermark(t *tableObj) error {
 	if err := e.commitMeta(func(wb batchWriter) { wb.PutMeta(tickKey(t), binary.BigEndian.AppendUint64(nil, uint64(w))) }); err != nil {
 		return err
 	}
+	prev := t.wm.W
 	t.wm.Set(w)
-	e.enqueue(t, nil, false)
+	e.enqueue(t, nil, false, prev, e.seq.Last())
 	return nil
 }
 

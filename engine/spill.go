@@ -9,10 +9,11 @@ import (
 
 // Spilling keeps the engine under its memory limit (Options.MemoryLimit). The state that
 // grows with distinct keys — a non-windowed aggregate's groups and a view's rows — moves to
-// the store once the live heap passes half the limit: every view then keeps it there
-// (state.Spill: the last checkpoint's values in Pebble, the changes since staged in memory,
-// encoded). A checkpoint writes the staged changes in its one batch; once they pass an
-// eighth of the limit the worker asks for a checkpoint early. Windowed state (freed by the
+// the store once the live heap passes a quarter of the limit (the garbage collector lets the
+// heap grow to twice what is live): every view then keeps it there (state.Spill: the last
+// checkpoint's values in Pebble, the changes since staged in memory, encoded). A checkpoint
+// writes the staged changes in its one batch; once they take 1/16 of the limit, the next
+// holder of the engine's lock after the delivery takes a checkpoint early. Windowed state (freed by the
 // watermark), join state (bounded by the watermark or 'state.ttl') and tables (their own
 // cache) are not spilled.
 
@@ -59,7 +60,7 @@ func (e *Engine) resumeSpilled(v *viewObj, rowsSpilled bool, count int64) {
 // for an early checkpoint once the spilled changes staged since the last one pass an eighth
 // of it. It runs after each delivery, under the flow lock.
 func (e *Engine) checkMemory() {
-	if heapLive() > e.opts.MemoryLimit/2 {
+	if heapLive() > e.opts.MemoryLimit/4 {
 		for _, v := range e.views {
 			e.spillView(v)
 		}
@@ -70,11 +71,17 @@ func (e *Engine) checkMemory() {
 			staged += p.Staged()
 		}
 	}
-	if staged > e.opts.MemoryLimit/8 {
-		select {
-		case e.ckptNow <- struct{}{}:
-		default:
-		}
+	if staged > e.opts.MemoryLimit/16 {
+		e.wantCkpt.Store(true)
+	}
+}
+
+// checkpointIfWanted takes the checkpoint checkMemory asked for, at the point the views
+// have reached (the queue stays queued). The engine's lock is held and no delivery is in
+// flight: the worker calls it after a delivery, deliverQueued between two.
+func (e *Engine) checkpointIfWanted() {
+	if e.wantCkpt.CompareAndSwap(true, false) && !e.closed {
+		_ = e.checkpointAt("memory", false)
 	}
 }
 

@@ -58,15 +58,19 @@ func (p *Spill) Put(key, val []byte) { p.stage(key, val) }
 // Delete stages a key's removal.
 func (p *Spill) Delete(key []byte) { p.stage(key, nil) }
 
+// stagedOverhead is what a staged entry costs beyond its key and value bytes (the map's
+// slot, the string and slice headers, allocation rounding).
+const stagedOverhead = 96
+
 func (p *Spill) stage(key, val []byte) {
 	if old, ok := p.staged[string(key)]; ok {
-		p.bytes -= int64(len(key) + len(old))
+		p.bytes -= int64(len(key) + len(old) + stagedOverhead)
 	}
 	p.staged[string(key)] = val
-	p.bytes += int64(len(key) + len(val))
+	p.bytes += int64(len(key) + len(val) + stagedOverhead)
 }
 
-// Staged is the size of what changed since the last checkpoint.
+// Staged is the memory what changed since the last checkpoint takes.
 func (p *Spill) Staged() int64 { return p.bytes }
 
 // Flush writes the staged changes into a checkpoint's batch; done, called once the batch

@@ -9,7 +9,7 @@ import (
 // TestSpillOverlay: reads and scans see the checkpointed values overlaid with the staged
 // changes, and a flush makes the staged changes the stored ones (a random model check).
 func TestSpillOverlay(t *testing.T) {
-	s, err := Open("", true, 8<<20)
+	s, err := Open("", true, 64<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

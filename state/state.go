@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -35,18 +36,23 @@ type Store struct {
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
 // path that another process (or another DB in this process) holds fails with an error that
-// says so. cacheBytes sizes Pebble's block cache.
-func Open(path string, syncWrites bool, cacheBytes int64) (*Store, error) {
+// says so. memory is what the store may use: it sizes Pebble's block cache and memtables.
+func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 	opts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Cache:              pebble.NewCache(cacheBytes),
-		MemTableSize:       32 << 20,
+		Cache:              pebble.NewCache(min(256<<20, memory/16)),
+		MemTableSize:       uint64(min(32<<20, max(4<<20, memory/32))),
 		Logger:             quietLogger{},
 	}
 	// Segments are columnar and mostly rewritten by compactions once: the newest levels
 	// skip compression, which costs CPU on every flush; the bottom keeps Pebble's default.
 	for i := 0; i < 3; i++ {
 		opts.Levels[i].Compression = func() *sstable.CompressionProfile { return sstable.NoCompression }
+	}
+	// Spilled state (spill.go) is read by point lookups, most of them for keys not stored
+	// yet: bloom filters answer those without reading blocks.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	defer opts.Cache.Unref()
 	if path == "" {
