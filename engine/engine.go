@@ -99,7 +99,7 @@ type Engine struct {
 	// the worker's wake-up and exit, and an error a view raised in the background.
 	queue      []queued
 	queuedRows int
-	commitFrom uint64 // the sequence number before the last commit's segments
+	commitFrom uint64     // the sequence number before the last commit's segments
 	flow       sync.Mutex // see ingest.go
 	ingest     *sync.Cond
 	ingestDone chan struct{}
