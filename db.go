@@ -51,8 +51,8 @@ func WithCheckpointInterval(d time.Duration) Option {
 	}
 }
 
-// WithCacheSize bounds the decoded rows each table keeps in memory (default: a quarter of
-// the machine's memory); rows beyond it are read back from disk when scanned.
+// WithCacheSize bounds the decoded rows each table keeps in memory (default: 1/16 of the
+// memory limit); rows beyond it are read back from disk when scanned.
 func WithCacheSize(bytes int64) Option {
 	return func(o *engine.Options) error {
 		if bytes <= 0 {
@@ -64,9 +64,11 @@ func WithCacheSize(bytes int64) Option {
 }
 
 // WithMemoryLimit bounds the memory the database aims to use (default: a quarter of the
-// machine's memory). Past half of it, the state of views that grows with distinct keys —
-// non-windowed aggregates' groups and views' rows — moves to disk and is read through a
-// cache; table caches and Pebble's block cache are sized from it too.
+// machine's memory). Once the live heap passes a quarter of it, the state of views that
+// grows with distinct keys — non-windowed aggregates' groups and views' rows — moves to disk
+// and is read through a cache; table caches and Pebble's caches are sized from it too. An
+// explicit limit also sets the Go runtime's soft memory limit while the database is open,
+// unless the program has set one.
 func WithMemoryLimit(bytes int64) Option {
 	return func(o *engine.Options) error {
 		if bytes <= 0 {

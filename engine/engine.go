@@ -43,11 +43,11 @@ type Options struct {
 	// (0: the default, 1 s; negative: only on CHECKPOINT and Close).
 	CheckpointInterval time.Duration
 	// CacheSize bounds the decoded table rows each table keeps in memory (the rest are read
-	// back from the store); 0 is a quarter of the machine's memory.
+	// back from the store); 0 is 1/16 of MemoryLimit.
 	CacheSize int64
 	// MemoryLimit is the memory the engine aims to stay under; 0 is a quarter of the
-	// machine's. Past half of it, views' unbounded state spills to the store (spill.go); the
-	// default cache sizes derive from it.
+	// machine's. Past a quarter of it live, views' unbounded state spills to the store
+	// (spill.go); the default cache sizes derive from it.
 	MemoryLimit int64
 	goLimitSet  bool // Open set the Go runtime's memory limit (Close lifts it)
 	// SplitSeed, when not 0, cuts every inserted batch into random smaller ones before the
