@@ -81,7 +81,7 @@ type HashAgg struct {
 
 	groups  map[string]int32
 	intKeys map[int64]int32
-	arrKeys map[[4]int64]int32
+	arrKeys intTable
 	// dense indexes one-column int keys in a narrow range directly (group id + 1).
 	dense     []int32
 	denseBase int64
@@ -110,7 +110,7 @@ var _ Operator = (*HashAgg)(nil)
 func (h *HashAgg) init() {
 	h.groups = map[string]int32{}
 	h.intKeys = map[int64]int32{}
-	h.arrKeys = map[[4]int64]int32{}
+	h.arrKeys = intTable{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
 		h.accs[i] = newAccumulator(a, h.Retract)
@@ -466,14 +466,14 @@ func (h *HashAgg) assign(b *Batch) {
 			for k, c := range cols {
 				key[k] = c[i]
 			}
-			g, ok := h.arrKeys[key]
+			g, ok := h.arrKeys.get(key)
 			if !ok {
 				row := make([]any, len(cols))
 				for k := range cols {
 					row[k] = key[k]
 				}
 				g = h.newGroup(row)
-				h.arrKeys[key] = g
+				h.arrKeys.put(key, g)
 			}
 			h.gids = append(h.gids, g)
 		}
@@ -567,7 +567,7 @@ func (h *HashAgg) forget(key []any) {
 		case len(key) == 1:
 			delete(h.intKeys, arr[0])
 		default:
-			delete(h.arrKeys, arr)
+			h.arrKeys.del(arr)
 		}
 		return
 	}
@@ -681,7 +681,7 @@ func (h *HashAgg) remember(key []any, g int32) {
 			h.denseOff = true
 			h.intKeys[arr[0]] = g
 		} else {
-			h.arrKeys[arr] = g
+			h.arrKeys.put(arr, g)
 		}
 		return
 	}

@@ -1,0 +1,93 @@
+package exec
+
+// intTable maps group keys of up to four int64s to group ids. It is open addressing with
+// linear probing over a power-of-two array and backward-shift deletion: a lookup mixes the
+// key with a few multiplications and usually touches one slot, where the runtime's map
+// hashes the 32-byte key generically. Unused key positions are zero.
+//
+// Invariant: every entry sits between its home slot and the first empty slot after it.
+type intTable struct {
+	keys []([4]int64)
+	vals []int32 // group id + 1; 0 marks an empty slot
+	n    int
+}
+
+func (t *intTable) home(k *[4]int64) int {
+	h := uint64(k[0])*0x9E3779B97F4A7C15 ^ uint64(k[1])*0xC2B2AE3D27D4EB4F ^
+		uint64(k[2])*0x165667B19E3779F9 ^ uint64(k[3])*0x27D4EB2F165667C5
+	h ^= h >> 31
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 29
+	return int(h & uint64(len(t.vals)-1))
+}
+
+// get returns k's group.
+func (t *intTable) get(k [4]int64) (int32, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := len(t.vals) - 1
+	for i := t.home(&k); ; i = (i + 1) & mask {
+		switch {
+		case t.vals[i] == 0:
+			return 0, false
+		case t.keys[i] == k:
+			return t.vals[i] - 1, true
+		}
+	}
+}
+
+// put sets k's group.
+func (t *intTable) put(k [4]int64, g int32) {
+	if 4*(t.n+1) > 3*len(t.vals) {
+		t.grow()
+	}
+	mask := len(t.vals) - 1
+	for i := t.home(&k); ; i = (i + 1) & mask {
+		switch {
+		case t.vals[i] == 0:
+			t.keys[i], t.vals[i] = k, g+1
+			t.n++
+			return
+		case t.keys[i] == k:
+			t.vals[i] = g + 1
+			return
+		}
+	}
+}
+
+// del removes k, shifting later entries of its probe run back so none is cut off from its
+// home slot.
+func (t *intTable) del(k [4]int64) {
+	if t.n == 0 {
+		return
+	}
+	mask := len(t.vals) - 1
+	i := t.home(&k)
+	for ; t.vals[i] != 0 && t.keys[i] != k; i = (i + 1) & mask {
+	}
+	if t.vals[i] == 0 {
+		return
+	}
+	t.n--
+	for j := (i + 1) & mask; t.vals[j] != 0; j = (j + 1) & mask {
+		// Move j into the hole at i unless its home lies cyclically in (i, j].
+		h := t.home(&t.keys[j])
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			i = j
+		}
+	}
+	t.keys[i], t.vals[i] = [4]int64{}, 0
+}
+
+func (t *intTable) grow() {
+	old, oldVals := t.keys, t.vals
+	size := max(64, 2*len(t.vals))
+	t.keys, t.vals, t.n = make([][4]int64, size), make([]int32, size), 0
+	for i, v := range oldVals {
+		if v != 0 {
+			t.put(old[i], v-1)
+		}
+	}
+}
