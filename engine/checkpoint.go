@@ -178,13 +178,13 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		e.resumeSpilled(v, false, 0)
 	}
 	for i := 0; i < rows && r.Err() == nil; i++ {
-		row := r.Row()
 		var kb []byte
-		for _, x := range row {
+		for _, x := range r.Row() {
 			kb = exec.AppendValueKey(kb, x)
 		}
-		s.add(string(kb), func() []any { return row }, r.Int())
+		s.bag.add(kb, r.Int())
 	}
+
 	v.watermark = r.Int()
 	v.lateCount = r.Int()
 	late := r.Len()

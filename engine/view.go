@@ -374,7 +374,7 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 
 // viewStore is a view's sink: the multiset of its rows. While only insertions have
 // arrived it keeps the batches as they came (no per-row work); the first retraction turns it
-// into a consolidated map of row -> count. It forwards every change to the views and
+// into a consolidated bag of row -> count. It forwards every change to the views and
 // subscribers reading the view.
 type viewStore struct {
 	view  *viewObj
@@ -382,10 +382,7 @@ type viewStore struct {
 	// appended holds the rows while the view has only grown.
 	appended     []*exec.Batch
 	consolidated bool
-	index        map[string]int
-	rows         [][]any
-	keys         []string // each row's encoded key
-	counts       []int64
+	bag          *rowBag
 	kb           []byte
 	// spill holds the rows, by row key (count then row), once the view spills
 	// (memory_limit); n is then the row count and err a store read that failed.
@@ -397,7 +394,7 @@ type viewStore struct {
 var _ exec.Operator = (*viewStore)(nil)
 
 func newViewStore(v *viewObj, ts []types.T) *viewStore {
-	return &viewStore{view: v, types: ts, index: map[string]int{}}
+	return &viewStore{view: v, types: ts, bag: newRowBag()}
 }
 
 // Push implements exec.Operator.
@@ -463,38 +460,12 @@ func (s *viewStore) consolidate() {
 	s.appended = nil
 }
 
-// apply adds a batch's weighted rows to the row map.
+// apply adds a batch's weighted rows to the bag.
 func (s *viewStore) apply(b *exec.Batch) {
 	for i := 0; i < b.N; i++ {
 		s.kb = exec.AllKey(s.kb[:0], b, i)
-		s.add(string(s.kb), func() []any { return b.Row(i) }, b.Weight(i))
+		s.bag.add(s.kb, b.Weight(i))
 	}
-}
-
-// add changes the count of a row (created by row() when new).
-func (s *viewStore) add(key string, row func() []any, w int64) {
-	j, ok := s.index[key]
-	if !ok {
-		j = len(s.rows)
-		s.index[key] = j
-		s.rows = append(s.rows, row())
-		s.keys = append(s.keys, key)
-		s.counts = append(s.counts, 0)
-	}
-	s.counts[j] += w
-	if s.counts[j] == 0 {
-		s.remove(j)
-	}
-}
-
-func (s *viewStore) remove(j int) {
-	delete(s.index, s.keys[j])
-	last := len(s.rows) - 1
-	if j != last {
-		s.rows[j], s.counts[j], s.keys[j] = s.rows[last], s.counts[last], s.keys[last]
-		s.index[s.keys[j]] = j
-	}
-	s.rows, s.counts, s.keys = s.rows[:last], s.counts[:last], s.keys[:last]
 }
 
 // startSpill moves the rows into p and keeps them there from now on.
@@ -508,7 +479,7 @@ func (s *viewStore) startSpill(p *state.Spill) {
 		p.Put(kb, spilledRow(c, r))
 	})
 	s.spill = p
-	s.appended, s.index, s.rows, s.keys, s.counts = nil, nil, nil, nil, nil
+	s.appended, s.bag = nil, newRowBag()
 }
 
 func spilledRow(count int64, row []any) []byte {
@@ -569,9 +540,7 @@ func (s *viewStore) each(fn func(row []any, n int64)) {
 			fn(b.Row(i), 1)
 		}
 	}
-	for i, r := range s.rows {
-		fn(r, s.counts[i])
-	}
+	s.bag.each(len(s.types), fn)
 }
 
 // count is the number of rows in the view.
@@ -583,10 +552,7 @@ func (s *viewStore) count() int64 {
 	for _, b := range s.appended {
 		n += int64(b.N)
 	}
-	for _, c := range s.counts {
-		n += c
-	}
-	return n
+	return n + s.bag.total()
 }
 
 // batches returns the view's rows.

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -82,3 +83,51 @@ func AppendValueKey(buf []byte, v any) []byte {
 	}
 	return append(buf, 0)
 }
+
+// DecodeKey decodes n values encoded by AppendKey (or AppendValueKey) back to physical
+// values. A float's -0 comes back as 0, as it was encoded.
+func DecodeKey(buf []byte, n int) ([]any, error) {
+	out := make([]any, n)
+	for i := range out {
+		if len(buf) == 0 {
+			return nil, errKeyCorrupt
+		}
+		tag := buf[0]
+		buf = buf[1:]
+		switch tag {
+		case 0:
+		case 1, 2:
+			if len(buf) < 8 {
+				return nil, errKeyCorrupt
+			}
+			u := binary.LittleEndian.Uint64(buf)
+			buf = buf[8:]
+			if tag == 1 {
+				out[i] = int64(u)
+			} else {
+				out[i] = math.Float64frombits(u)
+			}
+		case 3:
+			if len(buf) < 1 {
+				return nil, errKeyCorrupt
+			}
+			out[i] = buf[0] == 1
+			buf = buf[1:]
+		case 4:
+			l, k := binary.Uvarint(buf)
+			if k <= 0 || uint64(len(buf)-k) < l {
+				return nil, errKeyCorrupt
+			}
+			out[i] = string(buf[k : k+int(l)])
+			buf = buf[k+int(l):]
+		default:
+			return nil, errKeyCorrupt
+		}
+	}
+	if len(buf) != 0 {
+		return nil, errKeyCorrupt
+	}
+	return out, nil
+}
+
+var errKeyCorrupt = errors.New("exec: corrupt row key")
