@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -126,18 +125,7 @@ func TestCrashKafka(t *testing.T) {
 	for run := 0; run < runs; run++ {
 		produceMore(10_000 + rng.IntN(15_000))
 		cmd, lines, stderr := startChild(t, envCrashDir+"="+dir, envCrashMode+"=kafka", envCrashKafka+"="+addr)
-		select {
-		case l, ok := <-lines:
-			if !ok || !strings.HasPrefix(l, "READY") {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("run %d: child did not get ready (%q): %s", run, l, stderr)
-			}
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("run %d: child not ready within 60 s: %s", run, stderr)
-		}
+		waitReady(t, run, cmd, lines, stderr)
 		time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatalf("run %d: kill: %v", run, err)

@@ -420,6 +420,23 @@ func startChild(t *testing.T, env ...string) (*exec.Cmd, <-chan string, *bytes.B
 	return cmd, lines, stderr
 }
 
+// waitReady waits for the child's READY line (60 s at most), killing it on failure.
+func waitReady(t *testing.T, run int, cmd *exec.Cmd, lines <-chan string, stderr *bytes.Buffer) {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok || !strings.HasPrefix(l, "READY ") {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("run %d: child did not get ready (line %q): %s", run, l, stderr)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("run %d: child not ready within 60 s: %s", run, stderr)
+	}
+}
+
 func TestCrashRecovery(t *testing.T) {
 	runs := 20
 	if testing.Short() {
@@ -490,18 +507,7 @@ func crashLoop(t *testing.T, runs int, mode string) {
 			delay += 50 * time.Millisecond
 		}
 		if !early {
-			select {
-			case l, ok := <-lines:
-				if !ok || !strings.HasPrefix(l, "READY ") {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatalf("run %d: child did not get ready (line %q): %s", run, l, stderr)
-				}
-			case <-time.After(60 * time.Second):
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("run %d: child not ready within 60s: %s", run, stderr)
-			}
+			waitReady(t, run, cmd, lines, stderr)
 		}
 		// The crash instant (not a synchronisation: any instant must be survivable).
 		time.Sleep(delay)

@@ -68,8 +68,8 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	if clock == nil {
 		clock = RealClock()
 	}
-	o := &options{m: opts, used: map[string]bool{}}
-	name, ok := o.take("connector")
+	o := NewOptions("connector", opts)
+	name, ok := o.Take("connector")
 	if !ok {
 		return nil, fmt.Errorf("connector: option 'connector' is required: expected 'kafka', 'nexmark' or 'datagen'")
 	}
@@ -90,7 +90,11 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	if err != nil {
 		return nil, err
 	}
-	if err := o.rejectUnused(); err != nil {
+	valid := nexmarkOptions
+	if o.conn == "datagen" {
+		valid = datagenOptions
+	}
+	if err := o.RejectUnused(valid); err != nil {
 		return nil, err
 	}
 	return &source{gen: g, clock: clock, rate: rate}, nil
@@ -199,15 +203,21 @@ func durationOf(ticks, rate int64) time.Duration {
 	return time.Duration(ticks/rate)*time.Second + time.Duration((ticks%rate*1e9+rate-1)/rate)
 }
 
-// options reads the WITH options, remembering which were consumed so that the rest can be
-// reported as unknown.
-type options struct {
+// Options reads a connector's WITH options (keys lower-case, values as strings),
+// remembering which were taken so that the rest can be reported as unknown.
+type Options struct {
 	conn string
 	m    map[string]string
 	used map[string]bool
 }
 
-func (o *options) take(key string) (string, bool) {
+// NewOptions reads m for connector conn (its name leads every error).
+func NewOptions(conn string, m map[string]string) *Options {
+	return &Options{conn: conn, m: m, used: map[string]bool{}}
+}
+
+// Take returns an option's value and marks it used.
+func (o *Options) Take(key string) (string, bool) {
 	v, ok := o.m[key]
 	if ok {
 		o.used[key] = true
@@ -215,13 +225,13 @@ func (o *options) take(key string) (string, bool) {
 	return v, ok
 }
 
-func (o *options) errorf(key, expected string) error {
+func (o *Options) errorf(key, expected string) error {
 	return fmt.Errorf("%s: option '%s' = '%s': expected %s", o.conn, key, o.m[key], expected)
 }
 
 // int reads an integer option in [lo, hi], or def when absent.
-func (o *options) int(key string, def, lo, hi int64, expected string) (int64, error) {
-	v, ok := o.take(key)
+func (o *Options) int(key string, def, lo, hi int64, expected string) (int64, error) {
+	v, ok := o.Take(key)
 	if !ok {
 		return def, nil
 	}
@@ -233,8 +243,8 @@ func (o *options) int(key string, def, lo, hi int64, expected string) (int64, er
 }
 
 // timestamp reads a timestamp literal option, or def when absent.
-func (o *options) timestamp(key string, def int64) (int64, error) {
-	v, ok := o.take(key)
+func (o *Options) timestamp(key string, def int64) (int64, error) {
+	v, ok := o.Take(key)
 	if !ok {
 		return def, nil
 	}
@@ -246,13 +256,13 @@ func (o *options) timestamp(key string, def int64) (int64, error) {
 }
 
 // rate reads a rows-per-second option: 0 means unlimited.
-func (o *options) rate(key string) (int64, error) {
+func (o *Options) rate(key string) (int64, error) {
 	return o.int(key, 0, 0, maxRate, fmt.Sprintf("a rate in rows per second, an integer in [0, %d] (0 = unlimited)", int64(maxRate)))
 }
 
 // seed reads the 'seed' option (any 64-bit integer).
-func (o *options) seed() (uint64, error) {
-	v, ok := o.take("seed")
+func (o *Options) seed() (uint64, error) {
+	v, ok := o.Take("seed")
 	if !ok {
 		return 0, nil
 	}
@@ -266,7 +276,8 @@ func (o *options) seed() (uint64, error) {
 	return 0, o.errorf("seed", "a 64-bit integer")
 }
 
-func (o *options) rejectUnused() error {
+// RejectUnused reports the first option (by name) that nobody took, listing the valid ones.
+func (o *Options) RejectUnused(valid string) error {
 	var unknown []string
 	for k := range o.m {
 		if !o.used[k] {
@@ -277,10 +288,6 @@ func (o *options) rejectUnused() error {
 		return nil
 	}
 	sort.Strings(unknown)
-	valid := nexmarkOptions
-	if o.conn == "datagen" {
-		valid = datagenOptions
-	}
 	return fmt.Errorf("%s: unknown option '%s'; valid options are %s", o.conn, unknown[0], valid)
 }
 

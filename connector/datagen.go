@@ -63,7 +63,7 @@ type datagen struct {
 // attrs is the options of one column: attribute -> full option key.
 type attrs map[string]string
 
-func openDatagen(o *options, cols []catalog.Column) (generator, int64, error) {
+func openDatagen(o *Options, cols []catalog.Column) (generator, int64, error) {
 	g := &datagen{rows: -1, types: make([]types.T, len(cols))}
 	rate, err := o.rate("rows.per.second")
 	if err != nil {
@@ -98,7 +98,7 @@ func openDatagen(o *options, cols []catalog.Column) (generator, int64, error) {
 
 // columnAttrs sorts the 'fields.' options by column (the longest column name that prefixes
 // the key wins, so names may contain dots).
-func columnAttrs(o *options, cols []catalog.Column) ([]attrs, error) {
+func columnAttrs(o *Options, cols []catalog.Column) ([]attrs, error) {
 	out := make([]attrs, len(cols))
 	for i := range out {
 		out[i] = attrs{}
@@ -129,7 +129,7 @@ func columnAttrs(o *options, cols []catalog.Column) ([]attrs, error) {
 	return out, nil
 }
 
-func parseColumn(o *options, col catalog.Column, a attrs) (dgCol, error) {
+func parseColumn(o *Options, col catalog.Column, a attrs) (dgCol, error) {
 	t := col.Type
 	c := dgCol{t: t, kind: dgRandom, salt: nameSalt(col.Name)}
 	if t.Kind == types.Timestamp {
@@ -186,7 +186,7 @@ func sequenceRange(t types.T) (int64, int64) {
 	return math.MinInt64, math.MaxInt64 - 1
 }
 
-func (c *dgCol) sequence(o *options, col catalog.Column, a attrs) error {
+func (c *dgCol) sequence(o *Options, col catalog.Column, a attrs) error {
 	lo, hi := sequenceRange(c.t)
 	expected := fmt.Sprintf("an integer in [%d, %d] for %s column %s", lo, hi, c.t, col.Name)
 	var err error
@@ -209,7 +209,7 @@ func (c *dgCol) sequence(o *options, col catalog.Column, a attrs) error {
 	return nil
 }
 
-func (c *dgCol) random(o *options, col catalog.Column, a attrs) error {
+func (c *dgCol) random(o *Options, col catalog.Column, a attrs) error {
 	t := c.t
 	switch t.Kind {
 	case types.Bool:
@@ -301,7 +301,7 @@ func (c *dgCol) random(o *options, col catalog.Column, a attrs) error {
 	return nil
 }
 
-func (c *dgCol) timestamp(o *options, a attrs) error {
+func (c *dgCol) timestamp(o *Options, a attrs) error {
 	if key, ok := a["mode"]; ok {
 		switch strings.ToLower(strings.TrimSpace(o.m[key])) {
 		case "event":

@@ -117,9 +117,9 @@ type nexmark struct {
 	ooo    int64
 }
 
-func openNexmark(o *options, cols []catalog.Column) (generator, int64, error) {
+func openNexmark(o *Options, cols []catalog.Column) (generator, int64, error) {
 	g := &nexmark{}
-	tbl, ok := o.take("nexmark.table")
+	tbl, ok := o.Take("nexmark.table")
 	if !ok {
 		return nil, 0, fmt.Errorf("nexmark: option 'nexmark.table' is required: expected 'bid', 'auction' or 'person'")
 	}

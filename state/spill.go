@@ -2,7 +2,6 @@ package state
 
 import (
 	"bytes"
-	"errors"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -41,15 +40,7 @@ func (p *Spill) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := p.staged[string(key)]; ok {
 		return v, v != nil, nil
 	}
-	val, closer, err := p.s.db.Get(append(bytes.Clone(p.prefix), key...))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer closer.Close()
-	return bytes.Clone(val), true, nil
+	return p.s.get(append(bytes.Clone(p.prefix), key...))
 }
 
 // Put stages a key's new value.

@@ -140,7 +140,12 @@ func (s *Store) Segments(table uint64, fn func(seq uint64, v []byte) error) erro
 
 // Meta reads a metadata value; ok is false when absent.
 func (s *Store) Meta(name string) (v []byte, ok bool, err error) {
-	val, closer, err := s.db.Get([]byte(prefixMeta + name))
+	return s.get([]byte(prefixMeta + name))
+}
+
+// get reads a key's value (a copy); ok is false when absent.
+func (s *Store) get(key []byte) (v []byte, ok bool, err error) {
+	val, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}

@@ -15,51 +15,34 @@
 package kafka
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamsql/streamsql/connector"
 )
 
-// options reads a WITH list (keys lower-case) and reports the keys nobody took.
-type options struct {
-	m    map[string]string
-	used map[string]bool
-}
-
-func (o *options) take(key string) (string, bool) {
-	v, ok := o.m[key]
-	if ok {
-		o.used[key] = true
-	}
-	return v, ok
-}
-
-func (o *options) required(key, what string) (string, error) {
-	v, ok := o.take(key)
+// required takes an option that must be given.
+func required(o *connector.Options, key, what string) (string, error) {
+	v, ok := o.Take(key)
 	if !ok || strings.TrimSpace(v) == "" {
 		return "", fmt.Errorf("kafka: option '%s' is required: %s", key, what)
 	}
 	return strings.TrimSpace(v), nil
 }
 
-func (o *options) rejectUnused(known string) error {
-	for k := range o.m {
-		if !o.used[k] {
-			return fmt.Errorf("kafka: unknown option '%s' (known: %s)", k, known)
-		}
-	}
-	return nil
-}
-
 // common reads the options every Kafka connector takes: the topic, the brokers and the
 // format (only 'json').
-func (o *options) common() (topic string, brokers []string, err error) {
-	o.take("connector")
-	if topic, err = o.required("topic", "the topic's name"); err != nil {
+func common(o *connector.Options) (topic string, brokers []string, err error) {
+	o.Take("connector")
+	if topic, err = required(o, "topic", "the topic's name"); err != nil {
 		return "", nil, err
 	}
-	servers, err := o.required("properties.bootstrap.servers", "a comma-separated list of host:port")
+	servers, err := required(o, "properties.bootstrap.servers", "a comma-separated list of host:port")
 	if err != nil {
 		return "", nil, err
 	}
@@ -68,7 +51,7 @@ func (o *options) common() (topic string, brokers []string, err error) {
 			brokers = append(brokers, s)
 		}
 	}
-	if f, ok := o.take("format"); ok && !strings.EqualFold(strings.TrimSpace(f), "json") {
+	if f, ok := o.Take("format"); ok && !strings.EqualFold(strings.TrimSpace(f), "json") {
 		return "", nil, fmt.Errorf("kafka: option 'format' = '%s': expected 'json'", f)
 	}
 	return topic, brokers, nil
@@ -77,4 +60,32 @@ func (o *options) common() (topic string, brokers []string, err error) {
 // clientOpts are the franz-go options both sides share.
 func clientOpts(brokers []string) []kgo.Opt {
 	return []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.ClientID("streamsql")}
+}
+
+// partitions looks a topic up: its partitions, or an error naming the topic (or the
+// brokers, when they cannot be reached).
+func partitions(ctx context.Context, cl *kgo.Client, topic string) ([]int32, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: cannot reach the brokers: %w", err)
+	}
+	if len(resp.Topics) != 1 {
+		return nil, fmt.Errorf("kafka: topic '%s': no metadata", topic)
+	}
+	t := resp.Topics[0]
+	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+		return nil, fmt.Errorf("kafka: topic '%s': %w", topic, err)
+	}
+	if len(t.Partitions) == 0 {
+		return nil, fmt.Errorf("kafka: topic '%s' has no partitions", topic)
+	}
+	parts := make([]int32, len(t.Partitions))
+	for i, p := range t.Partitions {
+		parts[i] = p.Partition
+	}
+	return parts, nil
 }

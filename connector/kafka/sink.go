@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamsql/streamsql/connector"
 )
 
 // Sink produces upsert records to a topic. Write may be called by one goroutine at a time;
@@ -34,13 +34,13 @@ const deliveryTimeout = 30 * time.Second
 // 'key' is a comma-separated list of the view's columns (default: all of them). It does not
 // contact the brokers; Check does.
 func OpenSink(opts map[string]string, names []string) (*Sink, error) {
-	o := &options{m: opts, used: map[string]bool{}}
-	topic, brokers, err := o.common()
+	o := connector.NewOptions("kafka", opts)
+	topic, brokers, err := common(o)
 	if err != nil {
 		return nil, err
 	}
 	s := &Sink{topic: topic}
-	if k, ok := o.take("key"); ok {
+	if k, ok := o.Take("key"); ok {
 		for _, n := range strings.Split(k, ",") {
 			n = strings.TrimSpace(n)
 			i := indexFold(names, n)
@@ -54,7 +54,7 @@ func OpenSink(opts map[string]string, names []string) (*Sink, error) {
 			s.Key = append(s.Key, i)
 		}
 	}
-	if err := o.rejectUnused(sinkOptions); err != nil {
+	if err := o.RejectUnused(sinkOptions); err != nil {
 		return nil, err
 	}
 	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.DefaultProduceTopic(topic), kgo.RecordDeliveryTimeout(deliveryTimeout))...)
@@ -75,21 +75,8 @@ func indexFold(names []string, n string) int {
 
 // Check verifies that the topic exists.
 func (s *Sink) Check(ctx context.Context) error {
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(s.topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, s.cl)
-	if err != nil {
-		return fmt.Errorf("kafka: cannot reach the brokers: %w", err)
-	}
-	if len(resp.Topics) != 1 {
-		return fmt.Errorf("kafka: topic '%s': no metadata", s.topic)
-	}
-	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
-		return fmt.Errorf("kafka: topic '%s': %w", s.topic, err)
-	}
-	return nil
+	_, err := partitions(ctx, s.cl, s.topic)
+	return err
 }
 
 // Write hands a record over; value nil is a tombstone. It blocks while the client's buffer

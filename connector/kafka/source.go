@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
@@ -60,13 +61,13 @@ const sourceOptions = "connector, topic, properties.bootstrap.servers, format, s
 // resumes at pos (a Position from an earlier run; nil: a fresh start). It does not contact
 // the brokers; Check and Poll do.
 func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Source, error) {
-	o := &options{m: opts, used: map[string]bool{}}
-	topic, brokers, err := o.common()
+	o := connector.NewOptions("kafka", opts)
+	topic, brokers, err := common(o)
 	if err != nil {
 		return nil, err
 	}
 	s := &Source{topic: topic, dec: newDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{}, paused: map[int32]bool{}}
-	if m, ok := o.take("scan.startup.mode"); ok {
+	if m, ok := o.Take("scan.startup.mode"); ok {
 		switch strings.ToLower(strings.TrimSpace(m)) {
 		case "earliest-offset":
 		case "latest-offset":
@@ -75,7 +76,7 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 			return nil, fmt.Errorf("kafka: option 'scan.startup.mode' = '%s': expected 'earliest-offset' or 'latest-offset'", m)
 		}
 	}
-	if err := o.rejectUnused(sourceOptions); err != nil {
+	if err := o.RejectUnused(sourceOptions); err != nil {
 		return nil, err
 	}
 	if err := s.seek(pos); err != nil {
@@ -164,28 +165,12 @@ func (s *Source) Check(ctx context.Context) error {
 	if s.parts > 0 {
 		return nil
 	}
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(s.topic)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, s.cl)
+	parts, err := partitions(ctx, s.cl, s.topic)
 	if err != nil {
-		return fmt.Errorf("kafka: cannot reach the brokers: %w", err)
+		return err
 	}
-	if len(resp.Topics) != 1 {
-		return fmt.Errorf("kafka: topic '%s': no metadata", s.topic)
-	}
-	t := resp.Topics[0]
-	if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
-		return fmt.Errorf("kafka: topic '%s': %w", s.topic, err)
-	}
-	if len(t.Partitions) == 0 {
-		return fmt.Errorf("kafka: topic '%s' has no partitions", s.topic)
-	}
-	var parts []int32
-	for _, p := range t.Partitions {
-		parts = append(parts, p.Partition)
-		s.parts = max(s.parts, p.Partition+1)
+	for _, p := range parts {
+		s.parts = max(s.parts, p+1)
 	}
 	// Every partition gets a concrete position now, so that the first commit (CREATE TABLE
 	// commits Position) pins it: 'latest-offset' means the end at creation, not at each start.
