@@ -60,6 +60,28 @@ type Source interface {
 	Offset() int64
 }
 
+// Chunk is what a source hands over at once: rows, the partition of each (nil: one
+// partition), the records that could not be decoded, and the position after all of them,
+// which the engine commits with them. Err is a fetch error of a partitioned source: the
+// records that came are still in the chunk.
+type Chunk struct {
+	Rows  *exec.Batch // nil when every record was bad or none came
+	Parts []int32     // Parts[i] is the partition of row i
+	Offs  []int64     // Offs[i] is the offset of row i's record
+	Vals  [][]byte    // Vals[i] is row i's record value
+	Bad   []BadRecord
+	Pos   []byte
+	Err   error
+}
+
+// BadRecord is a record that could not become a row.
+type BadRecord struct {
+	Partition int32
+	Offset    int64
+	Err       string
+	Value     []byte
+}
+
 // Open validates options (keys lower-case, values as strings) against the table's columns
 // and returns the source. opts["connector"] is "nexmark" or "datagen" (Kafka tables are read by
 // package connector/kafka; its name is listed in the error for any other). Unknown option keys or

@@ -1,6 +1,8 @@
 // Package connector holds the sources that feed a table declared with
 // WITH (connector = ...) (SPEC.md §2): the Nexmark benchmark generator ('nexmark') and a
-// per-column data generator ('datagen').
+// per-column data generator ('datagen'); subpackage kafka reads and writes Kafka topics.
+// What every connector shares lives here: the option reader (Options) and the unit a source
+// hands the engine to commit at once (Chunk: rows, partitions, bad records, position).
 //
 // A Source numbers its rows from 0 and is a pure function of its options and the table's
 // columns: row n is computed from (seed, n) alone, with a counter-based hash rather than a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/connector"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 )
@@ -13,14 +13,14 @@ import (
 // row. It is committed with the rows and position of its poll, so it is kept exactly once.
 type badRecord struct {
 	table string
-	kafka.BadRecord
+	connector.BadRecord
 }
 
-func badKey(t *tableObj, r kafka.BadRecord) string {
+func badKey(t *tableObj, r connector.BadRecord) string {
 	return fmt.Sprintf("bad/%d/%010d/%020d", t.entry.ID, r.Partition, r.Offset)
 }
 
-func encodeBad(r kafka.BadRecord) []byte {
+func encodeBad(r connector.BadRecord) []byte {
 	w := &exec.StateWriter{}
 	w.Int(int64(r.Partition))
 	w.Int(r.Offset)

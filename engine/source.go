@@ -109,7 +109,7 @@ func (e *Engine) feedGenerator(ctx context.Context, t *tableObj, f *feeder, src 
 			return err
 		}
 		pos := binary.BigEndian.AppendUint64(nil, uint64(src.Offset()))
-		if err := e.insertFrom(ctx, t, kafka.Chunk{Rows: b, Pos: pos}); err != nil {
+		if err := e.insertFrom(ctx, t, connector.Chunk{Rows: b, Pos: pos}); err != nil {
 			return err
 		}
 		e.mu.Lock()
@@ -190,7 +190,7 @@ func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kaf
 // the source's position and bad records in the same commit. ch.Parts gives each row's
 // partition (nil: one partition). A row the table cannot take (its WATERMARK expression
 // fails on it) becomes a bad record instead of stopping the source.
-func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch kafka.Chunk) error {
+func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch connector.Chunk) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -224,17 +224,17 @@ func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch kafka.Chunk) er
 }
 
 // setAsideBad moves the rows whose WATERMARK expression fails to the chunk's bad records.
-func (t *tableObj) setAsideBad(ch kafka.Chunk) kafka.Chunk {
+func (t *tableObj) setAsideBad(ch connector.Chunk) connector.Chunk {
 	var keep []int32
 	for i := 0; i < ch.Rows.N; i++ {
 		row := exec.Take(ch.Rows, []int32{int32(i)}, t.types())
 		if _, err := t.wmValues(row); err != nil {
-			ch.Bad = append(ch.Bad, kafka.BadRecord{Partition: ch.Parts[i], Offset: ch.Offs[i], Err: err.Error(), Value: ch.Vals[i]})
+			ch.Bad = append(ch.Bad, connector.BadRecord{Partition: ch.Parts[i], Offset: ch.Offs[i], Err: err.Error(), Value: ch.Vals[i]})
 			continue
 		}
 		keep = append(keep, int32(i))
 	}
-	out := kafka.Chunk{Bad: ch.Bad, Pos: ch.Pos, Err: ch.Err}
+	out := connector.Chunk{Bad: ch.Bad, Pos: ch.Pos, Err: ch.Err}
 	if len(keep) > 0 {
 		out.Rows = exec.Take(ch.Rows, keep, t.types())
 		for _, i := range keep {

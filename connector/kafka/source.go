@@ -18,28 +18,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// Chunk is what one Poll hands over: rows, the partition of each, the records that could
-// not be decoded, and the position after all of them (to commit with them). Err is a
-// partition's fetch error: the records that came are still in the chunk, and the caller
-// should Restart the source (after a pause) once it has committed them.
-type Chunk struct {
-	Rows  *exec.Batch // nil when every record was bad or none came
-	Parts []int32     // Parts[i] is the partition of row i
-	Offs  []int64     // Offs[i] is the offset of row i's record
-	Vals  [][]byte    // Vals[i] is row i's record value
-	Bad   []BadRecord
-	Pos   []byte
-	Err   error
-}
-
-// BadRecord is a record that could not become a row.
-type BadRecord struct {
-	Partition int32
-	Offset    int64
-	Err       string
-	Value     []byte
-}
-
 // Source reads a topic's partitions. It is used by one goroutine at a time.
 //
 // Invariant: next[p] is the offset after the last record of partition p returned by Poll
@@ -246,16 +224,16 @@ func (s *Source) Restart() {
 // A done ctx returns an empty chunk and no error, so callers can poll with a deadline. The
 // error is Check's (the brokers or the topic cannot be reached); fetch errors come in the
 // chunk with the records that did arrive.
-func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
+func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 	if err := s.Check(ctx); err != nil {
 		if ctx.Err() != nil {
-			return Chunk{}, nil
+			return connector.Chunk{}, nil
 		}
-		return Chunk{}, err
+		return connector.Chunk{}, err
 	}
 	fs := s.cl.PollRecords(ctx, max)
 	var rows [][]any
-	var ch Chunk
+	var ch connector.Chunk
 	fs.EachPartition(func(p kgo.FetchTopicPartition) {
 		if p.Err != nil && !errors.Is(p.Err, context.Canceled) && !errors.Is(p.Err, context.DeadlineExceeded) && ch.Err == nil {
 			ch.Err = fmt.Errorf("kafka: topic '%s' partition %d: %w", s.topic, p.Partition, p.Err)
@@ -268,7 +246,7 @@ func (s *Source) Poll(ctx context.Context, max int) (Chunk, error) {
 			s.next[r.Partition] = r.Offset + 1
 			row, err := s.dec.decode(r.Value)
 			if err != nil {
-				ch.Bad = append(ch.Bad, BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})
+				ch.Bad = append(ch.Bad, connector.BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})
 				continue
 			}
 			rows = append(rows, row)
