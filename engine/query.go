@@ -94,7 +94,11 @@ func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, fn func(*
 			return fn(b)
 		})
 	case *viewObj:
-		for _, b := range h.store.batches(batchRows) {
+		bs := h.store.batches(batchRows)
+		if err := h.store.takeErr(); err != nil {
+			return err
+		}
+		for _, b := range bs {
 			if err := fn(b); err != nil {
 				return err
 			}

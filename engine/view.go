@@ -385,7 +385,8 @@ type viewStore struct {
 	bag          *rowBag
 	kb           []byte
 	// spill holds the rows, by row key (count then row), once the view spills
-	// (memory_limit); n is then the row count and err a store read that failed.
+	// (memory_limit); n is then the row count, and err a read of them that failed (each
+	// cannot return it: the next query of the view or change to it does).
 	spill *state.Spill
 	n     int64
 	err   error
@@ -413,6 +414,9 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 		return nil
 	case exec.MsgEnd:
 		return nil
+	}
+	if err := s.takeErr(); err != nil {
+		return err
 	}
 	b := m.Batch
 	switch {
@@ -541,6 +545,13 @@ func (s *viewStore) each(fn func(row []any, n int64)) {
 		}
 	}
 	s.bag.each(len(s.types), fn)
+}
+
+// takeErr returns (and forgets) a failed read of spilled rows, which each cannot return.
+func (s *viewStore) takeErr() error {
+	err := s.err
+	s.err = nil
+	return err
 }
 
 // count is the number of rows in the view.
