@@ -43,8 +43,11 @@ func (e *Engine) createSink(s *sql.Stmt) (*Result, error) {
 		}
 	}
 	if err == nil {
-		k.write(snapshotChanges(k.view))
-		err = checkKafka(k.k.Flush)
+		rows := snapshotChanges(k.view)
+		if err = k.view.store.takeErr(); err == nil {
+			k.write(rows)
+			err = checkKafka(k.k.Flush)
+		}
 	}
 	if err == nil {
 		err = e.store.Commit(wb)

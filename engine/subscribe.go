@@ -74,7 +74,11 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 		sub.Cols = append(sub.Cols, Column{Name: c.Name, Type: c.Type})
 	}
 	if snapshot {
-		if rows := snapshotChanges(v); len(rows) > 0 {
+		rows := snapshotChanges(v)
+		if err := v.store.takeErr(); err != nil {
+			return nil, err
+		}
+		if len(rows) > 0 {
 			sub.c <- rows
 		}
 	}
