@@ -40,7 +40,7 @@ type Store struct {
 func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 	opts := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Cache:              pebble.NewCache(min(256<<20, memory/16)),
+		Cache:              pebble.NewCache(min(256<<20, memory/4)),
 		MemTableSize:       uint64(min(32<<20, max(4<<20, memory/32))),
 		Logger:             quietLogger{},
 	}
