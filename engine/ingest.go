@@ -83,8 +83,41 @@ func (e *Engine) takeQueue() []queued {
 	return q
 }
 
-// deliver sends changes to the views, in order, merging consecutive insert-only changes of
-// one table. The flow lock is held. It returns the first error a view raised (the rows stay
+// mergeTarget is the batch size small changes are merged up to: a batch costs the views
+// a fixed amount (each touched group emits its old and new rows once per batch), which
+// single-row INSERTs must not pay each; a change this large is passed on as it is, as
+// copying it would cost more than it saves.
+const mergeTarget = 1 << 14
+
+// mergeSmall concatenates runs of consecutive small batches up to mergeTarget rows.
+func mergeSmall(parts []*exec.Batch) []*exec.Batch {
+	var out, run []*exec.Batch
+	rows := 0
+	flush := func() {
+		switch len(run) {
+		case 0:
+		case 1:
+			out = append(out, run[0])
+		default:
+			out = append(out, exec.ConcatChanges(run...))
+		}
+		run, rows = nil, 0
+	}
+	for _, p := range parts {
+		if p != nil && rows+p.N > mergeTarget {
+			flush()
+		}
+		run = append(run, p)
+		if p != nil {
+			rows += p.N
+		}
+	}
+	flush()
+	return out
+}
+
+// deliver sends changes to the views, in order, merging runs of consecutive small
+// insert-only changes of one table. The flow lock is held. It returns the first error a view raised (the rows stay
 // stored; the view misses them).
 func (e *Engine) deliver(queue []queued) error {
 	var firstErr error
@@ -101,14 +134,10 @@ func (e *Engine) deliver(queue []queued) error {
 			}
 		}
 		last := queue[n-1]
-		change := parts[0]
-		if len(parts) > 1 {
-			change = exec.ConcatChanges(parts...)
-		}
 		queue = queue[n:]
-		deliver := []*exec.Batch{change}
-		if e.split != nil && q.insertOnly && change != nil {
-			deliver = e.splitBatch(change, q.t.types())
+		deliver := mergeSmall(parts)
+		if e.split != nil && q.insertOnly && parts[0] != nil {
+			deliver = e.splitBatch(exec.ConcatChanges(parts...), q.t.types())
 		}
 		for _, l := range q.t.listeners {
 			if err := l.deliver(deliver, last.wm); err != nil && firstErr == nil {

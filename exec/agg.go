@@ -1,7 +1,7 @@
 package exec
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -164,14 +164,14 @@ func (h *HashAgg) fire(w int64) error {
 	if len(done) == 0 {
 		return nil
 	}
-	// Windows close in time order (then in the order their groups appeared).
-	end := func(g int32) int64 { return h.keyRows[g][h.WindowEnd].(int64) }
-	sort.Slice(done, func(i, j int) bool {
-		if a, b := end(done[i]), end(done[j]); a != b {
-			return a < b
-		}
-		return done[i] < done[j]
-	})
+	// Windows close in time order, a window's groups by group id.
+	slices.Sort(ends)
+	done = done[:0]
+	for _, end := range ends {
+		gs := h.byEnd[end]
+		slices.Sort(gs)
+		done = append(done, gs...)
+	}
 	if h.EmitOnClose && !h.Batch {
 		if err := h.Out.EmitBatch(h.rows(h.live(done), 1)); err != nil {
 			return err
