@@ -17,8 +17,8 @@ test: lint ## run every test: unit, sqllogictest, crash, and the DuckDB oracle
 oracle: ## differential tests against DuckDB (nested test-only module, cgo)
 	cd tests/oracle && CGO_ENABLED=1 $(GO) test -count=1 ./...
 
-testrace: ## run the tests with the race detector
-	$(GO) test -race -count=1 $(PKGS)
+testrace: ## run the tests with the race detector (short: fewer crash runs, smaller spills)
+	$(GO) test -race -short -count=1 $(PKGS)
 
 bench: ## run the benchmarks (engine vs hand-written loop vs DuckDB)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./bench/

@@ -26,8 +26,13 @@ func TestSpillBeyondMemoryLimit(t *testing.T) {
 	for name, q := range views {
 		mustExec(t, db, "CREATE MATERIALIZED VIEW "+name+" AS "+q)
 	}
+	scale := 1
+	if testing.Short() { // the race detector's run (make testrace)
+		scale = 10
+	}
 	next := 0
 	insert := func(rows int) {
+		rows /= scale
 		for done := 0; done < rows; done += 1000 {
 			var sb strings.Builder
 			sb.WriteString("INSERT INTO t VALUES ")
