@@ -9,9 +9,9 @@ import (
 
 // Ingestion is asynchronous and batched: a write commits its rows durably and returns;
 // its change waits in a queue, and a background worker (or the next statement that reads,
-// whichever comes first) delivers queued changes to the views. Consecutive insert-only
-// changes of one table are delivered as one batch, with each row's watermark kept, so
-// batching never changes a result (views do not depend on batch boundaries — the
+// whichever comes first) delivers queued changes to the views. Runs of small consecutive
+// insert-only changes of one table are delivered as one batch, with each row's watermark
+// kept, so batching never changes a result (views do not depend on batch boundaries — the
 // metamorphic slt runs check it). FLUSH, queries, DDL, SUBSCRIBE, CHECKPOINT and Close
 // drain the queue first, so after INSERT ...; FLUSH; a view is exact. The queue is bounded:
 // past maxQueuedRows a write drains it itself, so a slow view slows its writers.
