@@ -112,9 +112,9 @@ func Open(opts Options) (*Engine, error) {
 		opts.MemoryLimit = physicalMemory() / 4
 	} else if debug.SetMemoryLimit(-1) == math.MaxInt64 {
 		// An explicit limit also steers the garbage collector, which otherwise lets the heap
-		// grow to twice what is live — unless the program has set a limit of its own. Close
-		// lifts it again.
-		debug.SetMemoryLimit(opts.MemoryLimit)
+		// grow to twice what is live — unless the program has set a limit of its own. It gets
+		// 7/8 of the limit, the rest being the runtime's own overhead. Close lifts it again.
+		debug.SetMemoryLimit(opts.MemoryLimit * 7 / 8)
 		opts.goLimitSet = true
 	}
 	st, err := state.Open(opts.Path, !opts.NoSync, opts.MemoryLimit)
