@@ -744,8 +744,6 @@ func (b *Binder) intervalSpec(conds []ast.ExprNode, lcols, rcols []Col) *exec.In
 	return &exec.IntervalSpec{LeftTime: cur.lc, RightTime: cur.rc, Lo: cur.lo, Hi: cur.hi}
 }
 
-// hasEventTime reports whether column col of n is the WATERMARK column of the table n
-// reads (through filters and column-preserving projections).
 // EventTimeCol is the first output column of n that is its source's event-time column
 // passed through filters and projections, or -1: a view over a table keeps the table's
 // event time, so it can be the probe side of a temporal join as the table can.
@@ -758,21 +756,30 @@ func EventTimeCol(n Node) int {
 	return -1
 }
 
+// hasEventTime reports whether column col of n is the WATERMARK column of the table n
+// reads (through filters and column-preserving projections).
 func hasEventTime(n Node, col int) bool {
+	n, col = origin(n, col)
+	scan, ok := n.(*Scan)
+	return ok && col >= 0 && scan.Rel.TimeCol == col
+}
+
+// origin follows column col of n down through filters and projections that pass it on
+// unchanged, to the node that makes it, and returns that node and the column there; a
+// column a projection computes ends there, with col -1.
+func origin(n Node, col int) (Node, int) {
 	for {
 		switch x := n.(type) {
-		case *Scan:
-			return x.Rel.TimeCol == col
 		case *Filter:
 			n = x.Input
 		case *Project:
 			r, ok := x.Exprs[col].(*exec.ColRef)
 			if !ok {
-				return false
+				return x, -1
 			}
 			n, col = x.Input, r.Idx
 		default:
-			return false
+			return n, col
 		}
 	}
 }

@@ -195,19 +195,12 @@ func (b *Binder) windowArgs(w *ast.WindowFuncExpr, r *Rank, add func(ast.ExprNod
 // aggregate (through filters, projections and other window functions).
 func isWindowEnd(n Node, col int) bool {
 	for {
+		n, col = origin(n, col)
 		switch x := n.(type) {
 		case *Aggregate:
 			return x.Window != nil && col == x.Window.EndKey
-		case *Filter:
-			n = x.Input
-		case *Project:
-			r, ok := x.Exprs[col].(*exec.ColRef)
-			if !ok {
-				return false
-			}
-			n, col = x.Input, r.Idx
 		case *Rank:
-			if col >= len(x.Input.Schema()) {
+			if col < 0 || col >= len(x.Input.Schema()) {
 				return false
 			}
 			n = x.Input
