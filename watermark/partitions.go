@@ -43,23 +43,33 @@ func NewPartitions(n int, idleTimeout time.Duration, maxDrift int64, clock Clock
 // Observe takes a row of partition part whose watermark expression is v, and returns the
 // source's watermark after it.
 func (p *Partitions) Observe(part int, v int64) int64 {
-	p.seen[part] = p.clock.Now()
+	return p.observe(part, v, p.clock.Now())
+}
+
+// observe is Observe at time now. Only a partition's own watermark rising can raise the
+// minimum (a partition coming back from idleness can only lower it, and the watermark
+// never goes back), so the partitions are scanned only then.
+func (p *Partitions) observe(part int, v int64, now time.Time) int64 {
+	p.seen[part] = now
 	if v > p.wm[part] {
 		p.wm[part] = v
+		p.advance(now)
 	}
-	return p.advance()
+	return p.current
 }
 
 // Tick re-evaluates idleness at the clock's current time (call it periodically while
 // partitions are quiet) and returns the source's watermark.
-func (p *Partitions) Tick() int64 { return p.advance() }
+func (p *Partitions) Tick() int64 { return p.advance(p.clock.Now()) }
 
 // Current is the source's watermark.
 func (p *Partitions) Current() int64 { return p.current }
 
 // Idle reports whether partition part is left out of the minimum.
-func (p *Partitions) Idle(part int) bool {
-	return p.IdleTimeout > 0 && p.clock.Now().Sub(p.seen[part]) >= p.IdleTimeout
+func (p *Partitions) Idle(part int) bool { return p.idleAt(part, p.clock.Now()) }
+
+func (p *Partitions) idleAt(part int, now time.Time) bool {
+	return p.IdleTimeout > 0 && now.Sub(p.seen[part]) >= p.IdleTimeout
 }
 
 // Paused reports whether partition part runs too far ahead and must not be read now.
@@ -70,11 +80,11 @@ func (p *Partitions) Paused(part int) bool {
 // advance recomputes the combined watermark: the minimum over the partitions that are not
 // idle. When every partition is idle there is no minimum and the watermark holds, as in
 // Flink: a source quiet everywhere says nothing about what comes next.
-func (p *Partitions) advance() int64 {
+func (p *Partitions) advance(now time.Time) int64 {
 	m := int64(1<<63 - 1)
 	active := false
 	for i, w := range p.wm {
-		if p.Idle(i) {
+		if p.idleAt(i, now) {
 			continue
 		}
 		active = true
@@ -93,9 +103,10 @@ func (p *Partitions) advance() int64 {
 func (p *Partitions) Advance(parts []int32, vals []int64, floor int64) (before []int64, after int64) {
 	before = make([]int64, len(vals))
 	w := max(floor, p.current)
+	now := p.clock.Now()
 	for i, v := range vals {
 		before[i] = w
-		w = max(w, p.Observe(int(parts[i]), v))
+		w = max(w, p.observe(int(parts[i]), v, now))
 	}
 	return before, w
 }
