@@ -23,15 +23,17 @@ type sinkObj struct {
 	k     *kafka.Sink
 	names []string
 	types []types.T
+	// keyNames and keyTypes are those of the key columns (k.Key).
+	keyNames []string
+	keyTypes []types.T
 }
 
 // createSink runs CREATE SINK name FROM view WITH (connector = 'kafka', ...).
 func (e *Engine) createSink(s *sql.Stmt) (*Result, error) {
-	if _, ok := e.cat.Lookup(s.Name); ok {
-		if s.IfNotExists {
-			return &Result{}, nil
-		}
-		return nil, s.ErrorAt(s.Name, "%s already exists", s.Name)
+	if taken, err := e.nameTaken(s, s.Name, s.IfNotExists); err != nil {
+		return nil, err
+	} else if taken {
+		return &Result{}, nil
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindSink, s.Name, s.Text)
@@ -89,35 +91,43 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 	if k.k, err = kafka.OpenSink(opts, k.names); err != nil {
 		return nil, s.ErrorAtPos(s.Options[0].Pos, "%s", err)
 	}
+	for _, col := range k.k.Key {
+		k.keyNames, k.keyTypes = append(k.keyNames, k.names[col]), append(k.keyTypes, k.types[col])
+	}
 	v.sinks = append(v.sinks, k)
 	return k, nil
 }
 
 // write hands changes to the topic: +I and +U are the row, -D is a tombstone, and -U is
 // skipped when the +U after it has the same key (the upsert replaces it) and is a tombstone
-// otherwise (the update moved the row to another key).
+// otherwise (the update moved the row to another key). Each change's key is encoded once.
 func (k *sinkObj) write(cs []Change) {
+	var key, next []byte
 	for i, c := range cs {
-		key := k.key(c.Row)
-		switch {
-		case c.Op == "-U" && i+1 < len(cs) && cs[i+1].Op == "+U" && string(k.key(cs[i+1].Row)) == string(key):
-		case c.Op == "-U" || c.Op == "-D":
-			k.k.Write(key, nil)
-		default:
-			k.k.Write(key, []byte(rowJSON(k.names, k.types, c.Row)))
+		if key = next; key == nil {
+			key = k.key(c.Row)
 		}
+		next = nil
+		if c.Op == "-U" && i+1 < len(cs) && cs[i+1].Op == "+U" {
+			if next = k.key(cs[i+1].Row); string(next) == string(key) {
+				continue
+			}
+		}
+		var value []byte
+		if c.Op != "-U" && c.Op != "-D" {
+			value = []byte(rowJSON(k.names, k.types, c.Row))
+		}
+		k.k.Write(key, value)
 	}
 }
 
 // key encodes a row's key columns as a JSON object.
 func (k *sinkObj) key(row []any) []byte {
 	vals := make([]any, len(k.k.Key))
-	names := make([]string, len(k.k.Key))
-	ts := make([]types.T, len(k.k.Key))
 	for i, col := range k.k.Key {
-		vals[i], names[i], ts[i] = row[col], k.names[col], k.types[col]
+		vals[i] = row[col]
 	}
-	return []byte(rowJSON(names, ts, vals))
+	return []byte(rowJSON(k.keyNames, k.keyTypes, vals))
 }
 
 // detach unwires the sink from its view and closes its client.

@@ -54,14 +54,30 @@ func (t *tableObj) types() []types.T {
 	return ts
 }
 
+// nameTaken reports whether a CREATE's name is already a table, view or sink; then err is
+// nil with IF NOT EXISTS (nothing to do), else it says so at the name.
+func (e *Engine) nameTaken(s *sql.Stmt, name string, ifNotExists bool) (taken bool, err error) {
+	ent, ok := e.cat.Lookup(name)
+	if !ok {
+		return false, nil
+	}
+	if ifNotExists {
+		return true, nil
+	}
+	what := string(ent.Kind)
+	if ent.Kind == catalog.KindView {
+		what = "materialized view"
+	}
+	return true, s.ErrorAt(name, "%s %s already exists", what, name)
+}
+
 func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	n := s.Node.(*ast.CreateTableStmt)
 	name := n.Table.Name.O
-	if _, ok := e.cat.Lookup(name); ok {
-		if n.IfNotExists {
-			return &Result{}, nil
-		}
-		return nil, s.ErrorAt(name, "table %s already exists", name)
+	if taken, err := e.nameTaken(s, name, n.IfNotExists); err != nil {
+		return nil, err
+	} else if taken {
+		return &Result{}, nil
 	}
 	if n.Select != nil || n.ReferTable != nil {
 		return nil, s.ErrorAt(name, "CREATE TABLE ... AS / LIKE is not supported")

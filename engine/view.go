@@ -74,11 +74,10 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 		}
 		return explainResult(node), nil
 	}
-	if _, ok := e.cat.Lookup(s.Name); ok {
-		if s.IfNotExists {
-			return &Result{}, nil
-		}
-		return nil, s.ErrorAt(s.Name, "%s already exists", s.Name)
+	if taken, err := e.nameTaken(s, s.Name, s.IfNotExists); err != nil {
+		return nil, err
+	} else if taken {
+		return &Result{}, nil
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindView, s.Name, s.Text)
