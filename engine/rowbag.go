@@ -90,12 +90,19 @@ func (r *rowBag) remove(j int32) {
 
 // each calls fn with every row (of n columns) and its count.
 func (r *rowBag) each(n int, fn func(row []any, count int64)) {
-	for j, kb := range r.keys {
+	r.eachKey(func(kb []byte, c int64) {
 		row, err := exec.DecodeKey(kb, n)
 		if err != nil {
 			panic(err) // the bag encoded it: a bug, reported as an internal error
 		}
-		fn(row, r.counts[j])
+		fn(row, c)
+	})
+}
+
+// eachKey calls fn with every row's key encoding and its count.
+func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
+	for j, kb := range r.keys {
+		fn(kb, r.counts[j])
 	}
 }
 

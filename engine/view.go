@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -383,7 +384,7 @@ type viewStore struct {
 	consolidated bool
 	bag          *rowBag
 	kb           []byte
-	// spill holds the rows, by row key (count then row), once the view spills
+	// spill holds the rows, each as its key encoding (the row) with its count, once the view spills
 	// (memory_limit); n is then the row count, and err a read of them that failed (each
 	// cannot return it: the next query of the view or change to it does).
 	spill *state.Spill
@@ -471,25 +472,14 @@ func (s *viewStore) apply(b *exec.Batch) {
 	}
 }
 
-// startSpill moves the rows into p and keeps them there from now on.
+// startSpill moves the rows into p and keeps them there from now on: under each row's key
+// encoding (which is the row), its count.
 func (s *viewStore) startSpill(p *state.Spill) {
-	s.n = s.count()
-	s.each(func(r []any, c int64) {
-		var kb []byte
-		for _, x := range r {
-			kb = exec.AppendValueKey(kb, x)
-		}
-		p.Put(kb, spilledRow(c, r))
-	})
+	s.consolidate()
+	s.n = s.bag.total()
+	s.bag.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
 	s.spill = p
-	s.appended, s.bag = nil, newRowBag()
-}
-
-func spilledRow(count int64, row []any) []byte {
-	w := &exec.StateWriter{}
-	w.Int(count)
-	w.Row(row)
-	return w.Buf
+	s.bag = newRowBag()
 }
 
 // applySpilled adds a batch's weighted rows to the spilled rows.
@@ -504,17 +494,15 @@ func (s *viewStore) applySpilled(b *exec.Batch) error {
 		}
 		var count int64
 		if ok {
-			r := &exec.StateReader{Buf: v}
-			count = r.Int()
-			if err := r.Err(); err != nil {
-				return fmt.Errorf("spilled row of view %s: %w", s.view.name, err)
+			var k int
+			if count, k = binary.Varint(v); k <= 0 {
+				return fmt.Errorf("spilled row of view %s is corrupt", s.view.name)
 			}
 		}
-		switch count += w; {
-		case count == 0:
+		if count += w; count == 0 {
 			s.spill.Delete(s.kb)
-		default:
-			s.spill.Put(s.kb, spilledRow(count, b.Row(i)))
+		} else {
+			s.spill.Put(s.kb, binary.AppendVarint(nil, count))
 		}
 	}
 	return nil
@@ -523,12 +511,11 @@ func (s *viewStore) applySpilled(b *exec.Batch) error {
 // each calls fn with every row and its count.
 func (s *viewStore) each(fn func(row []any, n int64)) {
 	if s.spill != nil {
-		err := s.spill.Each(func(_, v []byte) error {
-			r := &exec.StateReader{Buf: v}
-			c := r.Int()
-			row := r.Row()
-			if err := r.Err(); err != nil {
-				return err
+		err := s.spill.Each(func(kb, v []byte) error {
+			c, k := binary.Varint(v)
+			row, err := exec.DecodeKey(kb, len(s.types))
+			if k <= 0 || err != nil {
+				return fmt.Errorf("a spilled row is corrupt")
 			}
 			fn(row, c)
 			return nil
