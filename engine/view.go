@@ -384,9 +384,9 @@ type viewStore struct {
 	consolidated bool
 	bag          *rowBag
 	kb           []byte
-	// spill holds the rows, each as its key encoding (the row) with its count, once the view spills
-	// (memory_limit); n is then the row count, and err a read of them that failed (each
-	// cannot return it: the next query of the view or change to it does).
+	// spill holds the rows once the view spills (memory_limit), each as its key encoding
+	// (which is the row) with its count; n is then the row count, and err a read of them
+	// that failed (each cannot return it: the next query of the view or change to it does).
 	spill *state.Spill
 	n     int64
 	err   error
