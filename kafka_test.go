@@ -364,3 +364,25 @@ func TestKafkaSourceLatestOffset(t *testing.T) {
 		t.Fatalf("bids = %v, want auctions 2 and 3", got)
 	}
 }
+
+// TestKafkaSourceWatermarkErrorIsBadRecord: a record on which the table's WATERMARK
+// expression fails becomes a bad record; the other records of its poll are inserted and
+// the source goes on.
+func TestKafkaSourceWatermarkErrorIsBadRecord(t *testing.T) {
+	addr, cl := newKafka(t, 1, "w")
+	db := openT(t, "")
+	mustExec(t, db, fmt.Sprintf(`CREATE TABLE w (v BIGINT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND * (10 / v))
+  WITH (connector = 'kafka', topic = 'w', 'properties.bootstrap.servers' = '%s')`, addr))
+	produce(t, cl, "w", 0, `{"v": 1, "ts": "2024-01-01 00:00:10"}`, `{"v": 0, "ts": "2024-01-01 00:00:11"}`, `{"v": 2, "ts": "2024-01-01 00:00:12"}`)
+	waitPosition(t, db, "w", 3)
+	produce(t, cl, "w", 0, `{"v": 5, "ts": "2024-01-01 00:00:13"}`)
+	waitPosition(t, db, "w", 4)
+	if got := queryStrings(t, db, "SELECT v FROM w ORDER BY v"); strings.Join(got, ",") != "1,2,5" {
+		t.Fatalf("w = %v, want 1,2,5", got)
+	}
+	bad := queryStrings(t, db, "SELECT source_offset, error FROM system.bad_records")
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "1|WATERMARK expression: division by zero") {
+		t.Fatalf("bad records = %v", bad)
+	}
+}

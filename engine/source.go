@@ -199,22 +199,29 @@ func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch connector.Chunk
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ch.Rows != nil && ch.Parts != nil && t.wmExpr != nil {
-		if _, err := t.wmValues(ch.Rows); err != nil {
-			ch = t.setAsideBad(ch)
-		}
-	}
 	extra := func(wb batchWriter) {
 		wb.PutMeta(offsetKey(t), ch.Pos)
 		for _, r := range ch.Bad {
 			wb.PutMeta(badKey(t, r), encodeBad(r))
 		}
 	}
+	var err error
 	if ch.Rows == nil {
-		if err := e.commitMeta(extra); err != nil {
-			return fmt.Errorf("connector of %s stopped: %w", t.name, err)
+		err = e.commitMeta(extra)
+	} else {
+		err = e.insertBatchWith(t, ch.Rows, ch.Parts, extra)
+		var we wmError
+		if errors.As(err, &we) && ch.Parts != nil {
+			// Nothing was applied: set aside the rows the WATERMARK expression fails on
+			// (extra sees the new chunk) and insert the rest.
+			if ch = t.setAsideBad(ch); ch.Rows == nil {
+				err = e.commitMeta(extra)
+			} else {
+				err = e.insertBatchWith(t, ch.Rows, ch.Parts, extra)
+			}
 		}
-	} else if err := e.insertBatchWith(t, ch.Rows, ch.Parts, extra); err != nil {
+	}
+	if err != nil {
 		return fmt.Errorf("connector of %s stopped: %w", t.name, err)
 	}
 	for _, r := range ch.Bad {

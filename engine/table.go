@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -250,11 +249,17 @@ func (t *tableObj) schema() []plan.Col {
 	return out
 }
 
+// wmError is a failure of a table's WATERMARK expression on some row.
+type wmError struct{ err error }
+
+func (e wmError) Error() string { return "WATERMARK expression: " + e.err.Error() }
+func (e wmError) Unwrap() error { return e.err }
+
 // wmValues evaluates the WATERMARK expression over a batch of the table's rows.
 func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 	a, err := t.wmExpr.Eval(b)
 	if err != nil {
-		return nil, fmt.Errorf("WATERMARK expression: %w", err)
+		return nil, wmError{err}
 	}
 	vals := exec.Int64s(a)
 	if a.NullN() > 0 {
