@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/watermark"
 )
@@ -64,12 +65,14 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	info := &checkpointInfo{id: e.ckptID + 1, seq: seq, at: start, reason: reason,
 		tables: map[uint64]int64{}, views: map[uint64]bool{}}
 	var total int64
+	var saved []func()
 	for _, v := range e.views {
 		w := &exec.StateWriter{}
-		e.saveView(v, w)
+		n, done := e.saveView(v, w, wb)
 		wb.PutMeta("ckpt/view/"+strconv.FormatUint(v.entry.ID, 10), w.Buf)
-		total += int64(len(w.Buf))
+		total += int64(len(w.Buf)) + n
 		info.views[v.entry.ID] = true
+		saved = append(saved, done)
 	}
 	for _, t := range e.tables {
 		w, ok := wms[t]
@@ -106,6 +109,9 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	spilled()
+	for _, done := range saved {
+		done()
+	}
 	info.bytes, info.took = total, time.Since(start)
 	e.ckpt, e.ckptID, e.dirty = info, info.id, len(e.queue) > 0
 	e.ckpts = append(e.ckpts, info)
@@ -115,7 +121,10 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	return nil
 }
 
-func (e *Engine) saveView(v *viewObj, w *exec.StateWriter) {
+// saveView writes a view's checkpoint record into w, and what changed in its rows since the
+// last checkpoint into wb (bytes of them); done, called once wb is committed, records that
+// the store holds them.
+func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (bytes int64, done func()) {
 	w.Int(int64(len(v.state)))
 	for _, op := range v.state {
 		sub := &exec.StateWriter{}
@@ -123,19 +132,7 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter) {
 		w.Int(int64(len(sub.Buf)))
 		w.Buf = append(w.Buf, sub.Buf...)
 	}
-	if v.store.spill != nil {
-		// The rows are in the store; the checkpoint writes their staged changes.
-		w.Int(-1)
-		w.Int(v.store.n)
-	} else {
-		var n int64
-		v.store.each(func([]any, int64) { n++ })
-		w.Int(n)
-		v.store.each(func(r []any, c int64) {
-			w.Row(r)
-			w.Int(c)
-		})
-	}
+	bytes, done = v.store.persist(w, wb, e.spillStore(v, 0), e.spillStore(v, appendedOp))
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	var late []lateRow
@@ -150,6 +147,109 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter) {
 		w.Int(l.eventTime)
 		w.Int(l.watermark)
 		w.Value(l.rowJSON)
+	}
+	return bytes, done
+}
+
+// How a checkpoint holds a view's rows.
+const (
+	rowsSpilled  = -1 // in the row store only (the view spilled)
+	rowsKeyed    = -2 // in the row store, each under its encoding with its count; and in memory
+	rowsAppended = -3 // as segments, the batches as they were appended; and in memory
+)
+
+// appendedOp is the operator number (state.Spill) of a view's appended segments; 0 is its
+// rows', i+1 its operator i's.
+const appendedOp = 0xffff
+
+// persist records in w how the checkpoint holds the rows, and writes into wb what changed
+// in them since the last checkpoint: the new appended batches as segments (segs), or the
+// changed rows (rows); spilled rows are staged in rows, which the checkpoint flushes.
+func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, rows, segs *state.Spill) (bytes int64, done func()) {
+	var saved func()
+	dropped := s.dropSegs
+	if dropped {
+		segs.Clear(wb)
+	}
+	switch {
+	case s.spill != nil:
+		w.Int(rowsSpilled)
+		w.Int(s.n)
+		saved = func() {}
+	case !s.consolidated:
+		w.Int(rowsAppended)
+		n := s.segs
+		var kb, buf []byte
+		for _, b := range s.appended[s.saved:] {
+			buf = buf[:0]
+			for i := 0; i < b.N; i++ {
+				kb = exec.AllKey(kb[:0], b, i)
+				buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
+			}
+			segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
+			bytes += int64(len(buf))
+			n++
+		}
+		saved = func() { s.saved, s.segs = len(s.appended), n }
+	default:
+		w.Int(rowsKeyed)
+		var val []byte
+		saved = s.bag.persist(func(kb []byte, c int64) {
+			if c == 0 {
+				rows.Write(wb, kb, nil)
+			} else {
+				val = binary.AppendVarint(val[:0], c)
+				rows.Write(wb, kb, val)
+			}
+			bytes += int64(len(kb) + len(val))
+		})
+	}
+	return bytes, func() {
+		saved()
+		if dropped {
+			s.dropSegs, s.segs = false, 0
+		}
+	}
+}
+
+// load restores the rows as a checkpoint holds them (persist).
+func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
+	switch mode := r.Int(); mode {
+	case rowsSpilled:
+		s.consolidated, s.spill, s.n = true, rows, r.Int()
+		return nil
+	case rowsKeyed:
+		s.consolidated = true
+		err := rows.Each(func(kb, v []byte) error {
+			c, k := binary.Varint(v)
+			if k <= 0 || c == 0 {
+				return fmt.Errorf("a stored row of view %s is corrupt", s.view.name)
+			}
+			s.bag.add(kb, c)
+			return nil
+		})
+		s.bag.persist(func([]byte, int64) {})() // the store holds them
+		return err
+	case rowsAppended:
+		return segs.Each(func(_, buf []byte) error {
+			var out [][]any
+			for len(buf) > 0 {
+				n, k := binary.Uvarint(buf)
+				if k <= 0 || uint64(len(buf)-k) < n {
+					return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
+				}
+				row, err := exec.DecodeKey(buf[k:k+int(n)], len(s.types))
+				if err != nil {
+					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+				}
+				out, buf = append(out, row), buf[k+int(n):]
+			}
+			s.appended = append(s.appended, exec.RowsToBatch(out, s.types))
+			s.saved, s.segs = len(s.appended), s.segs+1
+			return nil
+		})
+	default:
+		return fmt.Errorf("checkpoint of view %s holds its rows in an unknown way (%d)", s.view.name, mode)
 	}
 }
 
@@ -169,22 +269,10 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		}
 		r.Buf = r.Buf[size:]
 	}
-	s := v.store
-	s.consolidated = true
-	rows := r.Len()
-	if rows == -1 {
-		e.resumeSpilled(v, true, r.Int())
-	} else {
-		e.resumeSpilled(v, false, 0)
+	if err := v.store.load(r, e.spillStore(v, 0), e.spillStore(v, appendedOp)); err != nil {
+		return err
 	}
-	for i := 0; i < rows && r.Err() == nil; i++ {
-		var kb []byte
-		for _, x := range r.Row() {
-			kb = exec.AppendValueKey(kb, x)
-		}
-		s.bag.add(kb, r.Int())
-	}
-
+	e.resumeSpilled(v)
 	v.watermark = r.Int()
 	v.lateCount = r.Int()
 	late := r.Len()
@@ -295,7 +383,7 @@ func (e *Engine) recover() error {
 		t := t
 		cs = append(cs, &replayCursor{t: t, r: r, gen: gens[t], emit: func(b *exec.Batch, w int64) error {
 			for _, l := range t.listeners {
-				if err := l.deliver([]*exec.Batch{b}, w); err != nil {
+				if err := l.deliver([]step{{b, w}}); err != nil {
 					return fmt.Errorf("replaying into materialized view %s: %w", l.view.name, err)
 				}
 			}

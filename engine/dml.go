@@ -502,13 +502,19 @@ func (e *Engine) splitBatch(b *exec.Batch, ts []types.T) []*exec.Batch {
 	return out
 }
 
-func (l *listener) deliver(parts []*exec.Batch, wm int64) error {
-	for _, p := range parts {
-		if err := l.out.EmitBatch(p); err != nil {
+// deliver sends the listener's view each step's batch, then the watermark after it.
+func (l *listener) deliver(steps []step) error {
+	for _, s := range steps {
+		if err := l.out.EmitBatch(s.b); err != nil {
 			return err
 		}
+		if s.wm != exec.NoWatermark {
+			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: s.wm}); err != nil {
+				return err
+			}
+		}
 	}
-	return l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: wm})
+	return nil
 }
 
 func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result, error) {

@@ -89,58 +89,79 @@ func (e *Engine) takeQueue() []queued {
 // copying it would cost more than it saves.
 const mergeTarget = 1 << 14
 
-// mergeSmall concatenates runs of consecutive small batches up to mergeTarget rows.
-func mergeSmall(parts []*exec.Batch) []*exec.Batch {
-	var out, run []*exec.Batch
+// step is a batch of changes a table's listeners receive, and the table's watermark after
+// it (exec.NoWatermark: none is sent after it).
+type step struct {
+	b  *exec.Batch
+	wm int64
+}
+
+// mergeSmall concatenates runs of consecutive small batches up to mergeTarget rows; a
+// merged step carries the watermark after its last change.
+func mergeSmall(steps []step) []step {
+	var out []step
+	var run []*exec.Batch
 	rows := 0
-	flush := func() {
+	flush := func(wm int64) {
 		switch len(run) {
 		case 0:
+			return
 		case 1:
-			out = append(out, run[0])
+			out = append(out, step{run[0], wm})
 		default:
-			out = append(out, exec.ConcatChanges(run...))
+			out = append(out, step{exec.ConcatChanges(run...), wm})
 		}
 		run, rows = nil, 0
 	}
-	for _, p := range parts {
-		if p != nil && rows+p.N > mergeTarget {
-			flush()
+	for i, s := range steps {
+		if s.b != nil && rows+s.b.N > mergeTarget && i > 0 {
+			flush(steps[i-1].wm)
 		}
-		run = append(run, p)
-		if p != nil {
-			rows += p.N
+		run = append(run, s.b)
+		if s.b != nil {
+			rows += s.b.N
 		}
 	}
-	flush()
+	if len(steps) > 0 {
+		flush(steps[len(steps)-1].wm)
+	}
 	return out
 }
 
 // deliver sends changes to the views, in order, merging runs of consecutive small
-// insert-only changes of one table. The flow lock is held. It returns the first error a view raised (the rows stay
-// stored; the view misses them).
+// insert-only changes of one table; the table's watermark follows each delivered batch, so
+// windows close (and free their state) as the stream goes, not once per queue. The flow
+// lock is held. It returns the first error a view raised (the rows stay stored; the view
+// misses them).
 func (e *Engine) deliver(queue []queued) error {
 	var firstErr error
 	for len(queue) > 0 {
 		q := queue[0]
 		n := 1
-		parts := []*exec.Batch{q.change}
+		steps := []step{{q.change, q.wm}}
 		if q.insertOnly {
 			rows := q.change.N
 			for n < len(queue) && queue[n].t == q.t && queue[n].insertOnly && rows < e.maxMergedRows() {
-				parts = append(parts, queue[n].change)
+				steps = append(steps, step{queue[n].change, queue[n].wm})
 				rows += queue[n].change.N
 				n++
 			}
 		}
-		last := queue[n-1]
 		queue = queue[n:]
-		deliver := mergeSmall(parts)
-		if e.split != nil && q.insertOnly && parts[0] != nil {
-			deliver = e.splitBatch(exec.ConcatChanges(parts...), q.t.types())
+		deliver := mergeSmall(steps)
+		if e.split != nil && q.insertOnly && steps[0].b != nil {
+			parts := make([]*exec.Batch, len(steps))
+			for i, s := range steps {
+				parts[i] = s.b
+			}
+			deliver = nil
+			for _, b := range e.splitBatch(exec.ConcatChanges(parts...), q.t.types()) {
+				deliver = append(deliver, step{b, exec.NoWatermark})
+			}
+			deliver[len(deliver)-1].wm = steps[len(steps)-1].wm
 		}
 		for _, l := range q.t.listeners {
-			if err := l.deliver(deliver, last.wm); err != nil && firstErr == nil {
+			if err := l.deliver(deliver); err != nil && firstErr == nil {
 				firstErr = viewError(l.view.name, err)
 			}
 		}

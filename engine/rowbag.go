@@ -7,35 +7,56 @@ import (
 	"github.com/streamsql/streamsql/exec"
 )
 
-// rowBag is a multiset of rows kept as their key encodings (exec.AppendKey) with counts,
-// indexed by a 64-bit hash of the encoding: a change costs one hash and one map probe, and
-// no value is boxed; rows are decoded when read.
+// rowBag is a multiset of rows kept as their key encodings (exec.AppendKey) with counts, in
+// slots found through an open-addressing table of 64-bit hashes of the encodings: a change
+// costs one hash and usually one probe, and no value is boxed; rows are decoded when read.
 //
-// Invariant: slot j is found through index[hashes[j]] == j, or, when another row with the
-// same hash holds that entry, through overflow[string(keys[j])] == j.
+// The bag also knows which of its rows the store holds (as of the last checkpoint) and which
+// changed since, so a checkpoint writes only what changed (persist).
+//
+// Invariants: a slot is free iff its count is 0 (free slots are listed in free and reused);
+// every used slot j sits in table between its home slot (hashes[j] & mask) and the first
+// empty entry after it; dirty lists each used slot whose count changed since the last
+// checkpoint exactly once (flags dirty), and gone the encodings of stored rows that have left.
 type rowBag struct {
-	hash     func([]byte) uint64
-	index    map[uint64]int32
-	overflow map[string]int32
-	keys     [][]byte
-	hashes   []uint64
-	counts   []int64
+	hash   func([]byte) uint64
+	table  []int32 // slot + 1; 0 marks an empty entry
+	keys   [][]byte
+	hashes []uint64
+	counts []int64
+	flags  []uint8
+	free   []int32
+	used   int
+	dirty  []int32
+	gone   [][]byte
 }
+
+// Slot flags.
+const (
+	slotStored uint8 = 1 << iota // the store holds this row (with the count of the last checkpoint)
+	slotDirty                    // listed in dirty
+)
 
 func newRowBag() *rowBag {
 	seed := maphash.MakeSeed()
-	return &rowBag{hash: func(b []byte) uint64 { return maphash.Bytes(seed, b) }, index: map[uint64]int32{}}
+	return &rowBag{hash: func(b []byte) uint64 { return maphash.Bytes(seed, b) }}
 }
 
+// find returns the slot of kb, whose hash is h.
 func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
-	if j, ok := r.index[h]; ok && bytes.Equal(r.keys[j], kb) {
-		return j, true
+	if r.used == 0 {
+		return 0, false
 	}
-	if len(r.overflow) > 0 {
-		j, ok := r.overflow[string(kb)]
-		return j, ok
+	mask := uint64(len(r.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := r.table[i]
+		if e == 0 {
+			return 0, false
+		}
+		if j := e - 1; r.hashes[j] == h && bytes.Equal(r.keys[j], kb) {
+			return j, true
+		}
 	}
-	return 0, false
 }
 
 // add changes the count of row kb by w; a row whose count reaches 0 leaves.
@@ -43,50 +64,108 @@ func (r *rowBag) add(kb []byte, w int64) {
 	h := r.hash(kb)
 	j, ok := r.find(kb, h)
 	if !ok {
-		j = int32(len(r.keys))
-		r.keys = append(r.keys, bytes.Clone(kb))
-		r.hashes = append(r.hashes, h)
-		r.counts = append(r.counts, 0)
-		r.locate(j)
+		j = r.insert(bytes.Clone(kb), h)
 	}
 	r.counts[j] += w
+	if r.flags[j]&slotDirty == 0 {
+		r.flags[j] |= slotDirty
+		r.dirty = append(r.dirty, j)
+	}
 	if r.counts[j] == 0 {
 		r.remove(j)
 	}
 }
 
-// locate records where slot j is found.
-func (r *rowBag) locate(j int32) {
-	h := r.hashes[j]
-	if k, taken := r.index[h]; taken && k != j {
-		if r.overflow == nil {
-			r.overflow = map[string]int32{}
-		}
-		r.overflow[string(r.keys[j])] = j
-		return
+// insert gives a new row a slot (count 0) and indexes it.
+func (r *rowBag) insert(kb []byte, h uint64) int32 {
+	if 4*(r.used+1) > 3*len(r.table) {
+		r.grow()
 	}
-	r.index[h] = j
+	var j int32
+	if n := len(r.free); n > 0 {
+		j, r.free = r.free[n-1], r.free[:n-1]
+		r.keys[j], r.hashes[j] = kb, h
+		r.flags[j] &= slotDirty // a freed slot may still be listed in dirty
+	} else {
+		j = int32(len(r.keys))
+		r.keys, r.hashes, r.counts, r.flags = append(r.keys, kb), append(r.hashes, h), append(r.counts, 0), append(r.flags, 0)
+	}
+	r.used++
+	r.index(j)
+	return j
 }
 
-// remove deletes slot j, moving the last slot into it.
-func (r *rowBag) remove(j int32) {
-	if r.index[r.hashes[j]] == j {
-		delete(r.index, r.hashes[j])
-	} else {
-		delete(r.overflow, string(r.keys[j]))
+// index puts slot j in the table.
+func (r *rowBag) index(j int32) {
+	mask := uint64(len(r.table) - 1)
+	i := r.hashes[j] & mask
+	for r.table[i] != 0 {
+		i = (i + 1) & mask
 	}
-	last := int32(len(r.keys) - 1)
-	if j != last {
-		if r.index[r.hashes[last]] == last {
-			delete(r.index, r.hashes[last])
-		} else {
-			delete(r.overflow, string(r.keys[last]))
-		}
-		r.keys[j], r.hashes[j], r.counts[j] = r.keys[last], r.hashes[last], r.counts[last]
-		r.locate(j)
-	}
-	r.keys, r.hashes, r.counts = r.keys[:last], r.hashes[:last], r.counts[:last]
+	r.table[i] = j + 1
 }
+
+func (r *rowBag) grow() {
+	r.table = make([]int32, max(64, 2*len(r.table)))
+	for j, c := range r.counts {
+		if c != 0 {
+			r.index(int32(j))
+		}
+	}
+}
+
+// remove frees slot j (its count is 0), shifting later entries of its probe run back so
+// none is cut off from its home. A stored row's encoding goes to gone, for the checkpoint to
+// delete; the slot stays listed in dirty if it is (a checkpoint skips free slots).
+func (r *rowBag) remove(j int32) {
+	mask := uint64(len(r.table) - 1)
+	i := r.hashes[j] & mask
+	for r.table[i] != j+1 {
+		i = (i + 1) & mask
+	}
+	for k := (i + 1) & mask; r.table[k] != 0; k = (k + 1) & mask {
+		// Move entry k into the hole at i unless its home lies cyclically in (i, k].
+		home := r.hashes[r.table[k]-1] & mask
+		if (k > i && (home <= i || home > k)) || (k < i && home <= i && home > k) {
+			r.table[i] = r.table[k]
+			i = k
+		}
+	}
+	r.table[i] = 0
+	if r.flags[j]&slotStored != 0 {
+		r.gone = append(r.gone, r.keys[j])
+	}
+	r.keys[j], r.flags[j] = nil, r.flags[j]&slotDirty
+	r.free = append(r.free, j)
+	r.used--
+}
+
+// persist hands fn what changed since the last checkpoint: each stored row that left (count
+// 0, to delete) and each row whose count changed (to write). done, called once the
+// checkpoint is committed, records that the store now holds exactly the bag.
+func (r *rowBag) persist(fn func(kb []byte, count int64)) (done func()) {
+	for _, kb := range r.gone {
+		fn(kb, 0)
+	}
+	for _, j := range r.dirty {
+		if r.counts[j] != 0 {
+			fn(r.keys[j], r.counts[j])
+		}
+	}
+	dirty := r.dirty
+	return func() {
+		for _, j := range dirty {
+			r.flags[j] &^= slotDirty
+			if r.counts[j] != 0 {
+				r.flags[j] |= slotStored
+			}
+		}
+		r.dirty, r.gone = r.dirty[:0], nil // nothing changed meanwhile: no delivery runs during a checkpoint
+	}
+}
+
+// changed is the memory what changed since the last checkpoint takes, roughly.
+func (r *rowBag) changed() int64 { return int64(len(r.dirty)*4 + len(r.gone)*24) }
 
 // each calls fn with every row (of n columns) and its count.
 func (r *rowBag) each(n int, fn func(row []any, count int64)) {
@@ -102,7 +181,9 @@ func (r *rowBag) each(n int, fn func(row []any, count int64)) {
 // eachKey calls fn with every row's key encoding and its count.
 func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
 	for j, kb := range r.keys {
-		fn(kb, r.counts[j])
+		if r.counts[j] != 0 {
+			fn(kb, r.counts[j])
+		}
 	}
 }
 

@@ -45,14 +45,11 @@ func (e *Engine) spillView(v *viewObj) {
 }
 
 // resumeSpilled gives the operators a loaded checkpoint left spilled their stores.
-func (e *Engine) resumeSpilled(v *viewObj, rowsSpilled bool, count int64) {
+func (e *Engine) resumeSpilled(v *viewObj) {
 	for i, op := range v.state {
 		if sp, ok := op.(exec.Spiller); ok && sp.Spilled() {
 			sp.Spill(e.spillStore(v, i+1))
 		}
-	}
-	if rowsSpilled {
-		v.store.spill, v.store.n = e.spillStore(v, 0), count
 	}
 }
 

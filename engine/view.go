@@ -390,6 +390,13 @@ type viewStore struct {
 	spill *state.Spill
 	n     int64
 	err   error
+	// The store holds the rows as of the last checkpoint (persist): the first saved of
+	// appended as segments numbered from 0 to segs-1, or, once consolidated, the bag's rows
+	// (or the spilled ones). dropSegs marks segments the next checkpoint deletes, the rows
+	// having been consolidated since.
+	saved    int
+	segs     uint64
+	dropSegs bool
 }
 
 var _ exec.Operator = (*viewStore)(nil)
@@ -461,7 +468,7 @@ func (s *viewStore) consolidate() {
 	for _, b := range s.appended {
 		s.apply(b)
 	}
-	s.appended = nil
+	s.appended, s.saved, s.dropSegs = nil, 0, s.segs > 0
 }
 
 // apply adds a batch's weighted rows to the bag.
@@ -477,7 +484,14 @@ func (s *viewStore) apply(b *exec.Batch) {
 func (s *viewStore) startSpill(p *state.Spill) {
 	s.consolidate()
 	s.n = s.bag.total()
-	s.bag.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
+	// p holds the rows of the last checkpoint: stage what changed since.
+	s.bag.persist(func(kb []byte, c int64) {
+		if c == 0 {
+			p.Delete(kb)
+		} else {
+			p.Put(kb, binary.AppendVarint(nil, c))
+		}
+	})
 	s.spill = p
 	s.bag = newRowBag()
 }

@@ -10,11 +10,13 @@ import (
 // prefixSpill holds operators' keyed state beyond memory: p/<owner id>/<operator>/<key>.
 const prefixSpill = "p/"
 
-// Spill is one operator's keyed state kept in the store instead of memory. The store holds
-// the values as of the last checkpoint; what changed since is staged here (encoded, so a
-// staged entry costs its bytes, not an object graph) and written by the next checkpoint in
-// its batch. So the store never runs ahead of the checkpoint: a restart that restores the
-// checkpoint and replays the changes after it finds exactly the state the checkpoint saw.
+// Spill is one operator's keyed state in the store. The store holds the values as of the
+// last checkpoint. When the state is kept in the store instead of memory, what changed since
+// is staged here (encoded, so a staged entry costs its bytes, not an object graph) and
+// written by the next checkpoint in its batch; state kept whole in memory that tracks its own
+// changes writes them into the checkpoint's batch itself (Write). Either way the store never
+// runs ahead of the checkpoint: a restart that restores the checkpoint and replays the
+// changes after it finds exactly the state the checkpoint saw.
 //
 // A Spill is used under one lock with the store's checkpoints (the engine's flow lock).
 type Spill struct {
@@ -22,6 +24,7 @@ type Spill struct {
 	prefix []byte
 	staged map[string][]byte // nil: deleted since the checkpoint
 	bytes  int64
+	kbuf   []byte
 }
 
 // Spill returns the spilled state of operator op of owner (a view's id).
@@ -59,6 +62,17 @@ func (p *Spill) stage(key, val []byte) {
 	}
 	p.staged[string(key)] = val
 	p.bytes += int64(len(key) + len(val) + stagedOverhead)
+}
+
+// Write sets key to val (nil: deletes it) in a checkpoint's batch, bypassing the staged
+// changes (the caller has none staged).
+func (p *Spill) Write(b *Batch, key, val []byte) {
+	p.kbuf = append(append(p.kbuf[:0], p.prefix...), key...) // the batch copies it
+	if val == nil {
+		_ = b.b.Delete(p.kbuf, nil)
+	} else {
+		_ = b.b.Set(p.kbuf, val, nil)
+	}
 }
 
 // Staged is the memory what changed since the last checkpoint takes.
