@@ -15,20 +15,25 @@ import (
 // changed since, so a checkpoint writes only what changed (persist).
 //
 // Invariants: a slot is free iff its count is 0 (free slots are listed in free and reused);
-// every used slot j sits in table between its home slot (hashes[j] & mask) and the first
+// every used slot j's entry sits in table between its home (its hash & mask) and the first
 // empty entry after it; dirty lists each used slot whose count changed since the last
 // checkpoint exactly once (flags dirty), and gone the encodings of stored rows that have left.
 type rowBag struct {
-	hash   func([]byte) uint64
-	table  []int32 // slot + 1; 0 marks an empty entry
-	keys   [][]byte
-	hashes []uint64
-	counts []int64
-	flags  []uint8
-	free   []int32
-	used   int
-	dirty  []int32
-	gone   [][]byte
+	hash  func([]byte) uint64
+	table []uint64 // per entry: the top 32 bits of the row's hash, then its slot + 1; 0 marks an empty entry
+	slots []rowSlot
+	free  []int32
+	used  int
+	dirty []int32
+	gone  [][]byte
+}
+
+// rowSlot is a row: what a change reads of it sits together, in one cache line.
+type rowSlot struct {
+	key   []byte
+	hash  uint64
+	count int64
+	flags uint8
 }
 
 // Slot flags.
@@ -42,19 +47,25 @@ func newRowBag() *rowBag {
 	return &rowBag{hash: func(b []byte) uint64 { return maphash.Bytes(seed, b) }}
 }
 
+// entry is slot j's table entry.
+func entry(h uint64, j int32) uint64 { return h&^(1<<32-1) | uint64(j+1) }
+
 // find returns the slot of kb, whose hash is h.
 func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
 	if r.used == 0 {
 		return 0, false
 	}
 	mask := uint64(len(r.table) - 1)
+	tag := h &^ (1<<32 - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := r.table[i]
 		if e == 0 {
 			return 0, false
 		}
-		if j := e - 1; r.hashes[j] == h && bytes.Equal(r.keys[j], kb) {
-			return j, true
+		if e&^(1<<32-1) == tag {
+			if j := int32(uint32(e)) - 1; bytes.Equal(r.slots[j].key, kb) {
+				return j, true
+			}
 		}
 	}
 }
@@ -66,12 +77,13 @@ func (r *rowBag) add(kb []byte, w int64) {
 	if !ok {
 		j = r.insert(bytes.Clone(kb), h)
 	}
-	r.counts[j] += w
-	if r.flags[j]&slotDirty == 0 {
-		r.flags[j] |= slotDirty
+	sl := &r.slots[j]
+	sl.count += w
+	if sl.flags&slotDirty == 0 {
+		sl.flags |= slotDirty
 		r.dirty = append(r.dirty, j)
 	}
-	if r.counts[j] == 0 {
+	if sl.count == 0 {
 		r.remove(j)
 	}
 }
@@ -84,11 +96,12 @@ func (r *rowBag) insert(kb []byte, h uint64) int32 {
 	var j int32
 	if n := len(r.free); n > 0 {
 		j, r.free = r.free[n-1], r.free[:n-1]
-		r.keys[j], r.hashes[j] = kb, h
-		r.flags[j] &= slotDirty // a freed slot may still be listed in dirty
+		sl := &r.slots[j]
+		sl.key, sl.hash = kb, h
+		sl.flags &= slotDirty // a freed slot may still be listed in dirty
 	} else {
-		j = int32(len(r.keys))
-		r.keys, r.hashes, r.counts, r.flags = append(r.keys, kb), append(r.hashes, h), append(r.counts, 0), append(r.flags, 0)
+		j = int32(len(r.slots))
+		r.slots = append(r.slots, rowSlot{key: kb, hash: h})
 	}
 	r.used++
 	r.index(j)
@@ -98,17 +111,18 @@ func (r *rowBag) insert(kb []byte, h uint64) int32 {
 // index puts slot j in the table.
 func (r *rowBag) index(j int32) {
 	mask := uint64(len(r.table) - 1)
-	i := r.hashes[j] & mask
+	h := r.slots[j].hash
+	i := h & mask
 	for r.table[i] != 0 {
 		i = (i + 1) & mask
 	}
-	r.table[i] = j + 1
+	r.table[i] = entry(h, j)
 }
 
 func (r *rowBag) grow() {
-	r.table = make([]int32, max(64, 2*len(r.table)))
-	for j, c := range r.counts {
-		if c != 0 {
+	r.table = make([]uint64, max(64, 2*len(r.table)))
+	for j := range r.slots {
+		if r.slots[j].count != 0 {
 			r.index(int32(j))
 		}
 	}
@@ -119,23 +133,24 @@ func (r *rowBag) grow() {
 // delete; the slot stays listed in dirty if it is (a checkpoint skips free slots).
 func (r *rowBag) remove(j int32) {
 	mask := uint64(len(r.table) - 1)
-	i := r.hashes[j] & mask
-	for r.table[i] != j+1 {
+	sl := &r.slots[j]
+	i := sl.hash & mask
+	for uint32(r.table[i]) != uint32(j+1) {
 		i = (i + 1) & mask
 	}
 	for k := (i + 1) & mask; r.table[k] != 0; k = (k + 1) & mask {
 		// Move entry k into the hole at i unless its home lies cyclically in (i, k].
-		home := r.hashes[r.table[k]-1] & mask
+		home := r.slots[uint32(r.table[k])-1].hash & mask
 		if (k > i && (home <= i || home > k)) || (k < i && home <= i && home > k) {
 			r.table[i] = r.table[k]
 			i = k
 		}
 	}
 	r.table[i] = 0
-	if r.flags[j]&slotStored != 0 {
-		r.gone = append(r.gone, r.keys[j])
+	if sl.flags&slotStored != 0 {
+		r.gone = append(r.gone, sl.key)
 	}
-	r.keys[j], r.flags[j] = nil, r.flags[j]&slotDirty
+	sl.key, sl.flags = nil, sl.flags&slotDirty
 	r.free = append(r.free, j)
 	r.used--
 }
@@ -148,16 +163,17 @@ func (r *rowBag) persist(fn func(kb []byte, count int64)) (done func()) {
 		fn(kb, 0)
 	}
 	for _, j := range r.dirty {
-		if r.counts[j] != 0 {
-			fn(r.keys[j], r.counts[j])
+		if sl := &r.slots[j]; sl.count != 0 {
+			fn(sl.key, sl.count)
 		}
 	}
 	dirty := r.dirty
 	return func() {
 		for _, j := range dirty {
-			r.flags[j] &^= slotDirty
-			if r.counts[j] != 0 {
-				r.flags[j] |= slotStored
+			sl := &r.slots[j]
+			sl.flags &^= slotDirty
+			if sl.count != 0 {
+				sl.flags |= slotStored
 			}
 		}
 		r.dirty, r.gone = r.dirty[:0], nil // nothing changed meanwhile: no delivery runs during a checkpoint
@@ -180,9 +196,9 @@ func (r *rowBag) each(n int, fn func(row []any, count int64)) {
 
 // eachKey calls fn with every row's key encoding and its count.
 func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
-	for j, kb := range r.keys {
-		if r.counts[j] != 0 {
-			fn(kb, r.counts[j])
+	for j := range r.slots {
+		if sl := &r.slots[j]; sl.count != 0 {
+			fn(sl.key, sl.count)
 		}
 	}
 }
@@ -190,8 +206,8 @@ func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
 // total is the number of rows, counting repeats.
 func (r *rowBag) total() int64 {
 	var n int64
-	for _, c := range r.counts {
-		n += c
+	for j := range r.slots {
+		n += r.slots[j].count
 	}
 	return n
 }
