@@ -36,7 +36,7 @@ fmt: ## gofmt everything
 fuzz: ## fuzz the SQL front pass, the engine and the Kafka JSON decoder for 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./sql/
 	$(GO) test -run '^$$' -fuzz FuzzExec -fuzztime 60s .
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./connector/kafka/
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./connector/
 
 demo: ## open the shell on an in-memory database and run the quickstart
 	$(GO) run ./cmd/streamsql -f examples/quickstart.sql

@@ -83,8 +83,8 @@ type BadRecord struct {
 }
 
 // Open validates options (keys lower-case, values as strings) against the table's columns
-// and returns the source. opts["connector"] is "nexmark" or "datagen" (Kafka tables are read by
-// package connector/kafka; its name is listed in the error for any other). Unknown option keys or
+// and returns the source. opts["connector"] is "nexmark" or "datagen" (Kafka and file tables are read by
+// packages connector/kafka and connector/file, listed in the error for any other). Unknown option keys or
 // bad values → error naming the option and what is expected.
 func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, error) {
 	if clock == nil {
@@ -93,7 +93,7 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	o := NewOptions("connector", opts)
 	name, ok := o.Take("connector")
 	if !ok {
-		return nil, fmt.Errorf("connector: option 'connector' is required: expected 'kafka', 'nexmark' or 'datagen'")
+		return nil, fmt.Errorf("connector: option 'connector' is required: expected 'kafka', 'file', 'nexmark' or 'datagen'")
 	}
 	o.conn = strings.ToLower(strings.TrimSpace(name))
 	var (
@@ -107,7 +107,7 @@ func Open(opts map[string]string, cols []catalog.Column, clock Clock) (Source, e
 	case "datagen":
 		g, rate, err = openDatagen(o, cols)
 	default:
-		return nil, fmt.Errorf("connector: option 'connector' = '%s': expected 'kafka', 'nexmark' or 'datagen'", name)
+		return nil, fmt.Errorf("connector: option 'connector' = '%s': expected 'kafka', 'file', 'nexmark' or 'datagen'", name)
 	}
 	if err != nil {
 		return nil, err

@@ -1,8 +1,9 @@
 // Package connector holds the sources that feed a table declared with
 // WITH (connector = ...) (SPEC.md §2): the Nexmark benchmark generator ('nexmark') and a
-// per-column data generator ('datagen'); subpackage kafka reads and writes Kafka topics.
-// What every connector shares lives here: the option reader (Options) and the unit a source
-// hands the engine to commit at once (Chunk: rows, partitions, bad records, position).
+// per-column data generator ('datagen'); subpackage kafka reads and writes Kafka topics,
+// subpackage file reads files of lines. What every connector shares lives here: the option
+// reader (Options), the record decoder (Decoder: JSON objects, CSV fields) and the unit a
+// source hands the engine to commit at once (Chunk: rows, partitions, bad records, position).
 //
 // A Source numbers its rows from 0 and is a pure function of its options and the table's
 // columns: row n is computed from (seed, n) alone, with a counter-based hash rather than a

@@ -17,7 +17,7 @@ func TestOptionErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{map[string]string{}, bid, []string{"'connector' is required", "'nexmark' or 'datagen'"}},
-		{map[string]string{"connector": "kafak"}, bid, []string{"'connector' = 'kafak'", "expected 'kafka', 'nexmark' or 'datagen'"}},
+		{map[string]string{"connector": "kafak"}, bid, []string{"'connector' = 'kafak'", "expected 'kafka', 'file', 'nexmark' or 'datagen'"}},
 		// nexmark
 		{map[string]string{"connector": "nexmark"}, bid, []string{"'nexmark.table' is required", "'bid', 'auction' or 'person'"}},
 		{nexmarkOpts("bids"), bid, []string{"'nexmark.table' = 'bids'", "'bid', 'auction' or 'person'"}},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/connector"
+	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/watermark"
@@ -37,15 +38,27 @@ type feeder struct {
 
 func offsetKey(t *tableObj) string { return "offset/" + strconv.FormatUint(t.entry.ID, 10) }
 
-// tableSource is a table's opened connector: a generator or a Kafka topic.
+// logSource is a connector that reads a partitioned log of records: a Kafka topic or a
+// file (one partition). Positions are the connector's own encoding, committed with the rows.
+type logSource interface {
+	Poll(ctx context.Context, max int) (connector.Chunk, error)
+	Partitions() int
+	Offset() int64
+	Lag() int64
+	Restart()
+	SetPaused(paused map[int32]bool)
+	Close()
+}
+
+// tableSource is a table's opened connector: a generator or a log.
 type tableSource struct {
-	gen   connector.Source
-	kafka *kafka.Source
+	gen connector.Source
+	log logSource
 }
 
 func (s tableSource) close() {
-	if s.kafka != nil {
-		s.kafka.Close()
+	if s.log != nil {
+		s.log.Close()
 	}
 }
 
@@ -55,9 +68,19 @@ func (e *Engine) openSource(t *tableObj) (tableSource, error) {
 	if err != nil {
 		return tableSource{}, err
 	}
-	if strings.EqualFold(strings.TrimSpace(t.options["connector"]), "kafka") {
+	switch strings.ToLower(strings.TrimSpace(t.options["connector"])) {
+	case "kafka":
 		src, err := kafka.OpenSource(t.options, t.cols, pos)
-		return tableSource{kafka: src}, err
+		if err != nil {
+			return tableSource{}, err
+		}
+		return tableSource{log: src}, nil
+	case "file":
+		src, err := file.OpenSource(t.options, t.cols, pos)
+		if err != nil {
+			return tableSource{}, err
+		}
+		return tableSource{log: src}, nil
 	}
 	src, err := connector.Open(t.options, t.cols, e.clock)
 	if err != nil {
@@ -75,8 +98,8 @@ func (e *Engine) openSource(t *tableObj) (tableSource, error) {
 func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &feeder{cancel: cancel, done: make(chan struct{}), lag: -1}
-	if src.kafka != nil {
-		f.offset = src.kafka.Offset()
+	if src.log != nil {
+		f.offset = src.log.Offset()
 	} else {
 		f.offset = src.gen.Offset()
 	}
@@ -85,8 +108,8 @@ func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 		defer close(f.done)
 		defer src.close()
 		var err error
-		if src.kafka != nil {
-			err = e.feedKafka(ctx, t, f, src.kafka)
+		if src.log != nil {
+			err = e.feedLog(ctx, t, f, src.log)
 		} else {
 			err = e.feedGenerator(ctx, t, f, src.gen)
 		}
@@ -118,18 +141,18 @@ func (e *Engine) feedGenerator(ctx context.Context, t *tableObj, f *feeder, src 
 	}
 }
 
-// kafkaPoll is how long one poll waits for records before the feeder re-evaluates idleness
+// logPoll is how long one poll waits for records before the feeder re-evaluates idleness
 // and alignment.
-const kafkaPoll = 100 * time.Millisecond
+const logPoll = 100 * time.Millisecond
 
-// feedKafka inserts a topic's records until ctx is done or the table cannot take them.
-// Unreachable brokers are retried (system.sources shows why); every poll re-evaluates the
-// partitions' idleness (the table's watermark may advance without rows) and alignment
-// (partitions running ahead are paused).
-func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kafka.Source) error {
-	backoff := kafkaPoll
+// feedLog inserts a log's records until ctx is done or the table cannot take them. An
+// unreachable log (brokers, a file) is retried (system.sources shows why); every poll
+// re-evaluates the partitions' idleness (the table's watermark may advance without rows) and
+// alignment (partitions running ahead are paused).
+func (e *Engine) feedLog(ctx context.Context, t *tableObj, f *feeder, src logSource) error {
+	backoff := logPoll
 	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, kafkaPoll)
+		pctx, cancel := context.WithTimeout(ctx, logPoll)
 		ch, err := src.Poll(pctx, sourceBatch)
 		cancel()
 		if err != nil {
@@ -166,7 +189,7 @@ func (e *Engine) feedKafka(ctx context.Context, t *tableObj, f *feeder, src *kaf
 			backoff = min(2*backoff, 5*time.Second)
 			src.Restart()
 		} else {
-			backoff = kafkaPoll
+			backoff = logPoll
 		}
 		e.mu.Lock()
 		f.offset, f.lag = src.Offset(), src.Lag()

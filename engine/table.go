@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
@@ -91,11 +92,13 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	}
 	var src tableSource
 	if _, ok := t.options["connector"]; ok {
-		if src, err = e.openSource(t); err == nil && src.kafka != nil {
-			// The start position (each partition's start, or end for 'latest-offset') is
-			// committed with the table, so a restart before any record resumes from it.
-			if err = checkKafka(src.kafka.Check); err == nil {
-				wb.PutMeta(offsetKey(t), src.kafka.Position())
+		if src, err = e.openSource(t); err == nil {
+			if k, ok := src.log.(*kafka.Source); ok {
+				// The start position (each partition's start, or end for 'latest-offset') is
+				// committed with the table, so a restart before any record resumes from it.
+				if err = checkKafka(k.Check); err == nil {
+					wb.PutMeta(offsetKey(t), k.Position())
+				}
 			}
 		}
 		if err != nil {
@@ -112,7 +115,7 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 		delete(e.tables, strings.ToLower(name))
 		return nil, err
 	}
-	if src.gen != nil || src.kafka != nil {
+	if src.gen != nil || src.log != nil {
 		e.startFeeder(t, src)
 	}
 	return &Result{}, nil

@@ -14,8 +14,6 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector"
-	"github.com/streamsql/streamsql/exec"
-	"github.com/streamsql/streamsql/types"
 )
 
 // Source reads a topic's partitions. It is used by one goroutine at a time.
@@ -26,7 +24,7 @@ type Source struct {
 	cl     *kgo.Client
 	topic  string
 	latest bool // start partitions without a position at their end, not their start
-	dec    *decoder
+	dec    *connector.Decoder
 	parts  int32           // partitions, 0 until discovered
 	next   map[int32]int64 // next offset per partition, once known
 	high   map[int32]int64 // each partition's high watermark, from the last fetch
@@ -44,7 +42,7 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{topic: topic, dec: newDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{}, paused: map[int32]bool{}}
+	s := &Source{topic: topic, dec: connector.NewDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{}, paused: map[int32]bool{}}
 	if m, ok := o.Take("scan.startup.mode"); ok {
 		switch strings.ToLower(strings.TrimSpace(m)) {
 		case "earliest-offset":
@@ -244,7 +242,7 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 		s.high[p.Partition] = p.HighWatermark
 		for _, r := range p.Records {
 			s.next[r.Partition] = r.Offset + 1
-			row, err := s.dec.decode(r.Value)
+			row, err := s.dec.DecodeJSON(r.Value)
 			if err != nil {
 				ch.Bad = append(ch.Bad, connector.BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})
 				continue
@@ -256,11 +254,7 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 		}
 	})
 	if len(rows) > 0 {
-		ts := make([]types.T, len(s.dec.cols))
-		for i, c := range s.dec.cols {
-			ts[i] = c.Type
-		}
-		ch.Rows = exec.RowsToBatch(rows, ts)
+		ch.Rows = s.dec.Batch(rows)
 	}
 	if len(rows) > 0 || len(ch.Bad) > 0 {
 		ch.Pos = s.Position()

@@ -1,4 +1,4 @@
-package kafka
+package connector
 
 import (
 	"bytes"
@@ -9,27 +9,70 @@ import (
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
-// decoder turns a record's JSON object into a row of a table's physical values. Fields
-// match columns by name, case-insensitively; a missing field or JSON null is NULL; fields
-// that name no column are ignored. A value of the wrong JSON type, out of the column's
-// range, or NULL in a NOT NULL column is an error naming the column: the record is bad.
-type decoder struct {
+// Decoder turns a record — a JSON object, or a CSV line's fields — into a row of a table's
+// physical values. JSON fields match columns by name, case-insensitively; a missing field or
+// JSON null is NULL; fields that name no column are ignored. CSV fields are the columns in
+// order, an empty field NULL. A value of the wrong type, out of the column's range, or NULL
+// in a NOT NULL column is an error naming the column: the record is bad.
+type Decoder struct {
 	cols   []catalog.Column
 	byName map[string]int
 }
 
-func newDecoder(cols []catalog.Column) *decoder {
-	d := &decoder{cols: cols, byName: make(map[string]int, len(cols))}
+// NewDecoder returns the decoder of a table's columns.
+func NewDecoder(cols []catalog.Column) *Decoder {
+	d := &Decoder{cols: cols, byName: make(map[string]int, len(cols))}
 	for i, c := range cols {
 		d.byName[strings.ToLower(c.Name)] = i
 	}
 	return d
 }
 
-func (d *decoder) decode(v []byte) ([]any, error) {
+// Batch makes decoded rows a batch of the table's columns.
+func (d *Decoder) Batch(rows [][]any) *exec.Batch {
+	ts := make([]types.T, len(d.cols))
+	for i, c := range d.cols {
+		ts[i] = c.Type
+	}
+	return exec.RowsToBatch(rows, ts)
+}
+
+// DecodeCSV decodes a CSV line's fields: as JSON values, text columns' (and times') quoted.
+func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
+	if len(fields) != len(d.cols) {
+		return nil, fmt.Errorf("%d fields, the table has %d columns", len(fields), len(d.cols))
+	}
+	row := make([]any, len(d.cols))
+	for i, f := range fields {
+		c := d.cols[i]
+		if f == "" {
+			if c.NotNull {
+				return nil, fmt.Errorf("column %s is NOT NULL and the field is empty", c.Name)
+			}
+			continue
+		}
+		raw := json.RawMessage(f)
+		switch c.Type.Kind {
+		case types.Varchar, types.Timestamp, types.Date:
+			raw, _ = json.Marshal(f)
+		case types.Bool:
+			raw = json.RawMessage(strings.ToLower(f))
+		}
+		x, err := fieldValue(raw, c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %v", c.Name, err)
+		}
+		row[i] = x
+	}
+	return row, nil
+}
+
+// DecodeJSON decodes a JSON object.
+func (d *Decoder) DecodeJSON(v []byte) ([]any, error) {
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(v))
 	if err := dec.Decode(&obj); err != nil {

@@ -1,4 +1,4 @@
-package kafka
+package connector
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ var testCols = []catalog.Column{
 }
 
 func TestDecode(t *testing.T) {
-	d := newDecoder(testCols)
+	d := NewDecoder(testCols)
 	for _, c := range []struct{ in, want string }{
 		{`{"id": 1}`, "[1 <nil> <nil> <nil> <nil> <nil> <nil> <nil>]"},
 		{`{"ID": 9223372036854775807, "small": -5, "price": 12.5, "ratio": 1e3, "ok": true, "name": "a\"b", "ts": "2024-01-01 00:00:01.5", "day": "2024-01-02"}`,
@@ -29,7 +29,7 @@ func TestDecode(t *testing.T) {
 		{`{"id": 2, "price": "0.01", "ts": "2024-01-01T00:00:00Z", "extra": [1, 2]}`, "[2 <nil> 1 <nil> <nil> <nil> 1704067200000 <nil>]"},
 		{`{"id": 3, "ts": 1704067200000, "name": null}`, "[3 <nil> <nil> <nil> <nil> <nil> 1704067200000 <nil>]"},
 	} {
-		row, err := d.decode([]byte(c.in))
+		row, err := d.DecodeJSON([]byte(c.in))
 		if err != nil {
 			t.Fatalf("%s: %v", c.in, err)
 		}
@@ -40,7 +40,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	d := newDecoder(testCols)
+	d := NewDecoder(testCols)
 	for _, c := range []struct{ in, want string }{
 		{`not json`, "not a JSON object"},
 		{`[1]`, "not a JSON object"},
@@ -64,7 +64,7 @@ func TestDecodeErrors(t *testing.T) {
 		{`{"id": 1, "day": 5}`, "field day: expected a 'YYYY-MM-DD' string"},
 		{`{"id": 1, "ratio": "x"}`, "field ratio: expected a number"},
 	} {
-		_, err := d.decode([]byte(c.in))
+		_, err := d.DecodeJSON([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Fatalf("%s: got %v, want an error containing %q", c.in, err, c.want)
 		}
@@ -77,9 +77,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "price": 1.25, "ts": "2024-01-01 00:00:00", "name": "x"}`))
 	f.Add([]byte(`{"id": -1, "small": 7, "ok": false, "day": "1999-12-31", "ratio": -0.5}`))
 	f.Add([]byte(`{"id": 1, "name": "\u00e9\ud800"}`))
-	d := newDecoder(testCols)
+	d := NewDecoder(testCols)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		row, err := d.decode(b)
+		row, err := d.DecodeJSON(b)
 		if err != nil {
 			return
 		}

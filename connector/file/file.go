@@ -1,0 +1,204 @@
+// Package file reads a table from a file of records, one per line: JSON objects (format
+// 'json', the default) or CSV lines (format 'csv', the columns in order). The file is read
+// to its end and then followed: lines appended later are read as they come, so a log file a
+// program appends to streams into the table.
+//
+// The position is the byte offset after the last record taken; the engine commits it with
+// the rows, so after a crash reading resumes exactly after the last committed record. A
+// record that cannot become a row is handed over as a bad record (its offset is its line's
+// byte offset) and reading goes on. A last line without its newline is taken once the file
+// has not grown for a poll: it is then whole, not a line being written.
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector"
+)
+
+// Options lists the valid WITH options, for errors.
+const Options = "'connector', 'path', 'format' ('json' or 'csv')"
+
+// poll is how often a file that has no new lines is looked at again.
+const poll = 50 * time.Millisecond
+
+// Source reads one file. It is used by one goroutine at a time.
+type Source struct {
+	path string
+	csv  bool
+	dec  *connector.Decoder
+	f    *os.File
+	off  int64 // the offset of the next record
+	size int64 // the file's size when last looked at
+	buf  []byte
+	// tail is the size at which a last line without a newline was seen: if the file has
+	// not grown by the next poll, the line is taken.
+	tail int64
+}
+
+// OpenSource checks the options and the file and positions the source at pos (from a
+// previous run's commit; nil: the file's start).
+func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Source, error) {
+	o := connector.NewOptions("file", opts)
+	o.Take("connector")
+	path, ok := o.Take("path")
+	if !ok || strings.TrimSpace(path) == "" {
+		return nil, fmt.Errorf("file: option 'path' is required: the file to read")
+	}
+	s := &Source{path: path, dec: connector.NewDecoder(cols), tail: -1}
+	if f, ok := o.Take("format"); ok {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "json":
+		case "csv":
+			s.csv = true
+		default:
+			return nil, fmt.Errorf("file: option 'format' = '%s': expected 'json' or 'csv'", f)
+		}
+	}
+	if err := o.RejectUnused(Options); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	if st, err := f.Stat(); err != nil || st.IsDir() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is a directory", path)
+		}
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	s.f = f
+	if len(pos) == 8 {
+		s.off = int64(binary.BigEndian.Uint64(pos))
+	}
+	return s, nil
+}
+
+// Partitions is 1: a file is one ordered log.
+func (s *Source) Partitions() int { return 1 }
+
+// Offset is the byte offset of the next record.
+func (s *Source) Offset() int64 { return s.off }
+
+// Lag is how many bytes of the file are not read yet.
+func (s *Source) Lag() int64 { return max(0, s.size-s.off) }
+
+// Position encodes the offset for the engine to commit.
+func (s *Source) Position() []byte { return binary.BigEndian.AppendUint64(nil, uint64(s.off)) }
+
+// Restart does nothing: a read that failed is simply tried again.
+func (s *Source) Restart() {}
+
+// SetPaused does nothing: one partition is never ahead of another.
+func (s *Source) SetPaused(map[int32]bool) {}
+
+// Close closes the file.
+func (s *Source) Close() { s.f.Close() }
+
+// Poll waits until lines are there or ctx is done, and returns up to max records decoded. A
+// done ctx returns an empty chunk and no error.
+func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
+	for {
+		lines, offs, err := s.read(max)
+		if err != nil {
+			return connector.Chunk{}, fmt.Errorf("file %s: %w", s.path, err)
+		}
+		if len(lines) > 0 {
+			return s.decode(lines, offs), nil
+		}
+		select {
+		case <-ctx.Done():
+			return connector.Chunk{}, nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+// read returns up to max whole lines from the offset (without their line ends), each with
+// its offset, and moves the offset past them.
+func (s *Source) read(max int) (lines [][]byte, offs []int64, err error) {
+	st, err := s.f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.Size() < s.off {
+		return nil, nil, fmt.Errorf("the file shrank below the position read (%d bytes): it was truncated or replaced", s.off)
+	}
+	grown := st.Size() != s.size
+	s.size = st.Size()
+	if s.size == s.off {
+		return nil, nil, nil
+	}
+	n := min(s.size-s.off, 4<<20)
+	if int64(cap(s.buf)) < n {
+		s.buf = make([]byte, n)
+	}
+	buf := s.buf[:n]
+	if _, err := s.f.ReadAt(buf, s.off); err != nil && err != io.EOF {
+		return nil, nil, err
+	}
+	for len(lines) < max && len(buf) > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			if s.off+int64(len(buf)) < s.size || int64(len(buf)) == 4<<20 {
+				break // the rest comes with the next read
+			}
+			// A last line without its newline: take it once the file stopped growing.
+			if grown || s.tail != s.size {
+				s.tail = s.size
+				break
+			}
+			i = len(buf)
+		}
+		line := bytes.TrimSuffix(buf[:i], []byte{'\r'})
+		if len(bytes.TrimSpace(line)) > 0 {
+			lines = append(lines, bytes.Clone(line))
+			offs = append(offs, s.off)
+		}
+		s.off += int64(min(i+1, len(buf)))
+		buf = buf[min(i+1, len(buf)):]
+	}
+	return lines, offs, nil
+}
+
+// decode turns lines into a chunk: rows, and the lines that are not rows as bad records.
+func (s *Source) decode(lines [][]byte, offs []int64) connector.Chunk {
+	var ch connector.Chunk
+	var rows [][]any
+	for i, line := range lines {
+		var row []any
+		var err error
+		if s.csv {
+			var fields []string
+			if fields, err = csv.NewReader(bytes.NewReader(line)).Read(); err == nil {
+				row, err = s.dec.DecodeCSV(fields)
+			}
+		} else {
+			row, err = s.dec.DecodeJSON(line)
+		}
+		if err != nil {
+			ch.Bad = append(ch.Bad, connector.BadRecord{Offset: offs[i], Err: err.Error(), Value: line})
+			continue
+		}
+		rows = append(rows, row)
+		ch.Parts = append(ch.Parts, 0)
+		ch.Offs = append(ch.Offs, offs[i])
+		ch.Vals = append(ch.Vals, line)
+	}
+	if len(rows) > 0 {
+		ch.Rows = s.dec.Batch(rows)
+	}
+	ch.Pos = s.Position()
+	return ch
+}
