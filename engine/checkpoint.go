@@ -390,7 +390,9 @@ func (e *Engine) recover() error {
 			return nil
 		}})
 	}
-	if err := e.replayMerged(cs); err != nil {
+	err = e.replayMerged(cs)
+	e.flushLate()
+	if err != nil {
 		return err
 	}
 	for _, c := range cs {

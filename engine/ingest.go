@@ -165,6 +165,7 @@ func (e *Engine) deliver(queue []queued) error {
 				firstErr = viewError(l.view.name, err)
 			}
 		}
+		e.flushLate()
 		e.checkMemory()
 	}
 	return firstErr

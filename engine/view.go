@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ type viewObj struct {
 	// spills are the view's stores for state beyond memory, by operator (spill.go).
 	spills    map[int]*state.Spill
 	lateCount int64
+	// late holds late rows reported but not yet recorded, lateOps numbers the operators
+	// reporting them (lateSink).
+	late      map[string]*pendingLate
+	lateOps   int
 	watermark int64
 	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
 	state   []exec.Stateful
@@ -157,13 +162,16 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 			return nil, s.ErrorAtPos(s.Pos, "a materialized view cannot read %s", src.Rel.Name)
 		}
 	}
+	e.views[strings.ToLower(v.name)] = v
 	if backfill {
-		if err := e.backfill(v, df.Sources); err != nil {
+		err := e.backfill(v, df.Sources)
+		e.flushLate()
+		if err != nil {
+			delete(e.views, strings.ToLower(v.name))
 			e.unwire(v)
 			return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
 		}
 	}
-	e.views[strings.ToLower(v.name)] = v
 	return v, nil
 }
 
@@ -293,6 +301,11 @@ func (e *Engine) replayMerged(cs []*replayCursor) error {
 	}
 }
 
+// lateSink is the late-row side output of one of v's operators reading table. A view may
+// read a table through several windowed operators (a UNION ALL of two windows, a self join),
+// each of which judges every row: a row is recorded once per view, however many of them find
+// it late. So reports wait in v.late, counted per operator, until flushLate records each
+// distinct late row as often as the operator that saw it most often.
 func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 	var names []string
 	var ts []types.T
@@ -303,13 +316,58 @@ func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 			names, ts = append(names, c.Name), append(ts, c.Type)
 		}
 	}
+	op := v.lateOps
+	v.lateOps++
 	return func(lr window.LateRow) {
-		v.lateCount++
 		js := ""
 		if names != nil && len(lr.Row) >= len(names) {
 			js = rowJSON(names, ts, lr.Row[:len(names)])
 		}
-		e.late = append(e.late, lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js})
+		r := lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js}
+		key := fmt.Sprint(table, "\x00", lr.EventTime, "\x00", js)
+		p, ok := v.late[key]
+		if !ok {
+			if v.late == nil {
+				v.late = map[string]*pendingLate{}
+			}
+			p = &pendingLate{row: r, seq: len(v.late)}
+			v.late[key] = p
+		}
+		for len(p.byOp) <= op {
+			p.byOp = append(p.byOp, 0)
+		}
+		p.byOp[op]++
+	}
+}
+
+// pendingLate is a distinct late row reported since the last flushLate: how many times each
+// operator reported it, and the order in which it was first reported.
+type pendingLate struct {
+	row  lateRow
+	byOp []int64
+	seq  int
+}
+
+// flushLate records the late rows reported since the last call (see lateSink). It runs
+// after each delivery, replay and backfill, so no report waits across them: operators that
+// judge the same input row do it within one.
+func (e *Engine) flushLate() {
+	for _, v := range e.views {
+		if len(v.late) == 0 {
+			continue
+		}
+		ps := make([]*pendingLate, len(v.late))
+		for _, p := range v.late {
+			ps[p.seq] = p
+		}
+		for _, p := range ps {
+			n := slices.Max(p.byOp)
+			for k := int64(0); k < n; k++ {
+				e.late = append(e.late, p.row)
+			}
+			v.lateCount += n
+		}
+		v.late = nil
 	}
 }
 

@@ -37,7 +37,17 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 	}
 	if len(leaves) == 1 {
 		s := &scope{cols: leaves[0].cols, parent: outer}
-		return leaves[0].node, s, conds, nil
+		used := make([]bool, len(conds))
+		if err := b.pushBelowWindow(leaves[0].node, conds, used, outer); err != nil {
+			return nil, nil, nil, err
+		}
+		var rest []ast.ExprNode
+		for i, c := range conds {
+			if !used[i] {
+				rest = append(rest, c)
+			}
+		}
+		return leaves[0].node, s, rest, nil
 	}
 	// Which leaves does each conjunct name? (-1 entries: a name no leaf has.)
 	refsOf := make([][]int, len(conds))
@@ -45,9 +55,25 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 		refsOf[i] = b.leavesOf(c, leaves)
 	}
 	used := make([]bool, len(conds))
-	// Push single-leaf conjuncts into their leaf.
+	// Push single-leaf conjuncts into their leaf (under its window when they can go there).
+	for k, l := range leaves {
+		var mine []ast.ExprNode
+		var at []int
+		for i, c := range conds {
+			if len(refsOf[i]) == 1 && refsOf[i][0] == k {
+				mine, at = append(mine, c), append(at, i)
+			}
+		}
+		pushed := make([]bool, len(mine))
+		if err := b.pushBelowWindow(l.node, mine, pushed, outer); err != nil {
+			return nil, nil, nil, err
+		}
+		for j, ok := range pushed {
+			used[at[j]] = ok
+		}
+	}
 	for i, c := range conds {
-		if len(refsOf[i]) == 1 && refsOf[i][0] >= 0 {
+		if !used[i] && len(refsOf[i]) == 1 && refsOf[i][0] >= 0 {
 			l := &leaves[refsOf[i][0]]
 			pred, err := b.bindPredicate(c, &scope{cols: l.cols, parent: outer})
 			if err != nil {
@@ -244,7 +270,12 @@ func (b *Binder) leavesOf(e ast.ExprNode, leaves []leaf) []int {
 	return out
 }
 
-type colVisitor struct{ fn func(*ast.ColumnName) }
+// colVisitor calls fn for each column an expression names outside subqueries, and sub (if
+// set) for each subquery.
+type colVisitor struct {
+	fn  func(*ast.ColumnName)
+	sub func()
+}
 
 func (v *colVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
@@ -252,6 +283,9 @@ func (v *colVisitor) Enter(n ast.Node) (ast.Node, bool) {
 		v.fn(x.Name)
 		return n, true
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
+		if v.sub != nil {
+			v.sub()
+		}
 		return n, true
 	}
 	return n, false
@@ -536,6 +570,37 @@ func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, err
 		Col{Name: "window_time", Table: q, T: types.TTimestamp})
 	node := &Window{Input: scan, TVF: w, TimeCol: tc, PartCols: parts, cols: cols}
 	return node, cols, nil
+}
+
+// pushBelowWindow moves the conjuncts of conds that read only the windowed table's columns
+// (no window column, no subquery) under n when n is a TUMBLE, HOP or CUMULATE window, setting
+// used for each: a row such a filter rejects never reaches the window, so it is never judged
+// late, as in Flink, where the filter runs before the window. Results are the same either
+// way, as a row's windows do not depend on other rows. SESSION keeps them above: the rows a
+// filter drops would change how sessions merge.
+func (b *Binder) pushBelowWindow(n Node, conds []ast.ExprNode, used []bool, outer *scope) error {
+	w, ok := n.(*Window)
+	if !ok || w.TVF.Kind == sql.Session {
+		return nil
+	}
+	in := &scope{cols: w.Input.Schema(), parent: outer}
+	for i, c := range conds {
+		free := true
+		c.Accept(&colVisitor{fn: func(name *ast.ColumnName) {
+			if _, err := in.resolve(name.Table.O, name.Name.O); err != nil {
+				free = false
+			}
+		}, sub: func() { free = false }})
+		if !free {
+			continue
+		}
+		pred, err := b.bindPredicate(c, in)
+		if err != nil {
+			return err
+		}
+		w.Input, used[i] = &Filter{Input: w.Input, Pred: pred}, true
+	}
+	return nil
 }
 
 // isTemporal reports whether a join's right side is `t FOR SYSTEM_TIME AS OF ...`.

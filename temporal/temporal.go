@@ -98,8 +98,7 @@ func (j *Join) Push(port int, m exec.Msg) error {
 		return j.Out.Emit(m)
 	}
 	if port == 1 {
-		j.addVersions(m.Batch)
-		return nil
+		return j.addVersions(m.Batch)
 	}
 	return j.addProbes(m.Batch)
 }
@@ -117,8 +116,11 @@ func (j *Join) key(b *exec.Batch, cols []int, i int) (string, bool) {
 
 // addVersions records versions. A retraction whose key is re-inserted in the same batch is
 // an upsert (the insertion is the new version); otherwise it deletes the key from the later
-// of its version time and the versioned side's watermark.
-func (j *Join) addVersions(b *exec.Batch) {
+// of its version time and the versioned side's watermark. The join's watermark advances row
+// by row (SPEC.md §3): when a row carries a watermark (the one before it) that makes pending
+// probes due, they are emitted before it is recorded, so a version accepted after a probe
+// was due does not change that probe's result, however the rows were batched.
+func (j *Join) addVersions(b *exec.Batch) error {
 	reinserted := map[string]bool{}
 	for i := 0; i < b.N; i++ {
 		if b.Weight(i) > 0 {
@@ -138,7 +140,18 @@ func (j *Join) addVersions(b *exec.Batch) {
 			j.seq++
 		}
 	}
+	earliest := j.earliestPending()
 	for i := 0; i < b.N; i++ {
+		rightW := j.wm[1]
+		if b.WM != nil && !j.ProcTime {
+			rightW = max(rightW, b.WM[i])
+			if w := min(j.wm[0], rightW); w >= earliest {
+				if err := j.fire(w); err != nil {
+					return err
+				}
+				earliest = j.earliestPending()
+			}
+		}
 		k, ok := j.key(b, j.RightKeys, i)
 		if !ok {
 			continue
@@ -148,10 +161,20 @@ func (j *Join) addVersions(b *exec.Batch) {
 			if reinserted[k] {
 				continue
 			}
-			v = version{t: max(times[i], j.wm[1])}
+			v = version{t: max(times[i], rightW)}
 		}
 		j.put(k, v)
 	}
+	return nil
+}
+
+// earliestPending is the smallest time of a pending probe (the largest time when none).
+func (j *Join) earliestPending() int64 {
+	t := int64(1<<63 - 1)
+	for _, p := range j.pending {
+		t = min(t, p.t)
+	}
+	return t
 }
 
 // put inserts a version in time order; at an equal time the later accepted wins.
