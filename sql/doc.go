@@ -8,8 +8,9 @@
 //
 // # Pipeline
 //
-//  1. A tokenizer of our own with MySQL lexical rules (token.go): identifiers,
-//     `backquoted`, '...' and "..." strings (doubled quotes and backslash escapes),
+//  1. A tokenizer of our own (token.go): identifiers, `backquoted` and "double
+//     quoted" identifiers, '...' strings (doubled quotes; a backslash is an
+//     ordinary character, as in standard SQL),
 //     numbers, operators, ? and comments (-- , #, /* */; comments are dropped,
 //     so TiDB never interprets /*! ... */ or hints).
 //  2. Statements are split on ';' tokens.
@@ -17,7 +18,8 @@
 //     Flink-style clauses TiDB rejects into "carrier" forms it accepts, keeps
 //     every sub-expression in place, records the streaming meaning in Stmt
 //     fields, and keeps a position map (carrier offset -> user offset).
-//  4. github.com/pingcap/tidb/pkg/parser (SQL mode PIPES_AS_CONCAT, literals
+//  4. github.com/pingcap/tidb/pkg/parser (SQL modes PIPES_AS_CONCAT, ANSI_QUOTES
+//     and NO_BACKSLASH_ESCAPES, literals
 //     from parser/test_driver) parses the carrier. Its errors (`line L column C
 //     near "..."`) are mapped back: `syntax error near "<user text>" at line L,
 //     column C` or `syntax error: unexpected end of statement at ...`. TiDB

@@ -266,7 +266,7 @@ func tidbParse(src, carrier string, m *posMap) (node ast.StmtNode, err *Error) {
 		}
 	}()
 	p := parser.New()
-	p.SetSQLMode(mysql.ModePipesAsConcat)
+	p.SetSQLMode(mysql.ModePipesAsConcat | mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes)
 	nodes, _, perr := p.Parse(carrier, "", "")
 	if perr != nil {
 		return nil, mapTiDBError(src, carrier, m, perr.Error())

@@ -52,9 +52,9 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
-// tokenize splits text into tokens using MySQL's lexical rules: -- (followed by
-// white space), # and /* */ comments; '...' and "..." strings with doubled
-// quotes and backslash escapes; backquoted identifiers; numbers; operators.
+// tokenize splits text into tokens: -- (followed by white space), # and /* */
+// comments; '...' strings with doubled quotes (a backslash is an ordinary
+// character); `...` and "..." quoted identifiers; numbers; operators.
 // Errors (unterminated string, identifier or comment) are located in text.
 func tokenize(text string) ([]token, *Error) {
 	toks := make([]token, 0, len(text)/5+1)
@@ -81,14 +81,14 @@ func tokenize(text string) ([]token, *Error) {
 		start := i
 		t := token{off: start}
 		switch {
-		case c == '\'' || c == '"':
-			val, end, ok := scanQuoted(text, i, c, true)
+		case c == '\'':
+			val, end, ok := scanQuoted(text, i, c)
 			if !ok {
 				return nil, errAtOff(text, start, "unterminated string literal")
 			}
 			t.kind, t.val, i = tkString, val, end
-		case c == '`':
-			val, end, ok := scanQuoted(text, i, c, false)
+		case c == '`' || c == '"':
+			val, end, ok := scanQuoted(text, i, c)
 			if !ok {
 				return nil, errAtOff(text, start, "unterminated quoted identifier")
 			}
@@ -127,15 +127,12 @@ func tokenize(text string) ([]token, *Error) {
 
 // scanQuoted scans a quoted string or identifier starting at text[i] == q and
 // returns its decoded value and the offset after the closing quote. A doubled
-// quote stands for one; backslash escapes apply when esc is set.
-func scanQuoted(text string, i int, q byte, esc bool) (string, int, bool) {
-	// Fast path: no escapes before the closing quote, so the value is a substring.
+// quote stands for one; a backslash is an ordinary character (standard SQL, as in
+// Flink, PostgreSQL and DuckDB).
+func scanQuoted(text string, i int, q byte) (string, int, bool) {
+	// Fast path: no doubled quote, so the value is a substring.
 	for j := i + 1; j < len(text); j++ {
-		c := text[j]
-		if c == '\\' && esc {
-			break
-		}
-		if c == q {
+		if text[j] == q {
 			if j+1 < len(text) && text[j+1] == q {
 				break
 			}
@@ -145,38 +142,15 @@ func scanQuoted(text string, i int, q byte, esc bool) (string, int, bool) {
 	var b strings.Builder
 	for j := i + 1; j < len(text); j++ {
 		c := text[j]
-		switch {
-		case c == q:
+		if c == q {
 			if j+1 < len(text) && text[j+1] == q {
 				b.WriteByte(q)
 				j++
 				continue
 			}
 			return b.String(), j + 1, true
-		case c == '\\' && esc && j+1 < len(text):
-			j++
-			switch e := text[j]; e {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case '0':
-				b.WriteByte(0)
-			case 'b':
-				b.WriteByte('\b')
-			case 'Z':
-				b.WriteByte(26)
-			case '%', '_': // MySQL keeps the backslash for LIKE patterns
-				b.WriteByte('\\')
-				b.WriteByte(e)
-			default:
-				b.WriteByte(e)
-			}
-		default:
-			b.WriteByte(c)
 		}
+		b.WriteByte(c)
 	}
 	return "", len(text), false
 }

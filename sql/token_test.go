@@ -64,9 +64,9 @@ func TestTokenizeValues(t *testing.T) {
 		val  string
 	}{
 		{`'it''s'`, tkString, "it's"},
-		{`'a\'b'`, tkString, "a'b"},
-		{`"say ""hi"""`, tkString, `say "hi"`},
-		{`'tab\there'`, tkString, "tab\there"},
+		{`'a\b'`, tkString, `a\b`}, // a backslash is an ordinary character
+		{`"say ""hi"""`, tkQIdent, `say "hi"`},
+		{`'tab\there'`, tkString, `tab\there`},
 		{`'100\%'`, tkString, `100\%`},
 		{"`my col`", tkQIdent, "my col"},
 		{"`a``b`", tkQIdent, "a`b"},
@@ -100,7 +100,8 @@ func TestTokenizeErrors(t *testing.T) {
 		{"SELECT 'abc", 1, 8, "unterminated string literal"},
 		{"SELECT 1\n  /* never closed", 2, 3, "unterminated comment"},
 		{"SELECT `x", 1, 8, "unterminated quoted identifier"},
-		{"SELECT \"x\\\"", 1, 8, "unterminated string literal"},
+		{"SELECT \"x", 1, 8, "unterminated quoted identifier"},
+		{`SELECT 'x\`, 1, 8, "unterminated string literal"},
 	}
 	for _, c := range cases {
 		_, err := tokenize(c.in)

@@ -5,7 +5,7 @@ SELECT 1.5, .5, 1e5, 2E-3, 0x1F, 7. FROM t # hash comment
 a||b <= c != d :: e => f <=> g -> h ->> i := j
 ----
 /* block
-comment */ INSERT INTO t VALUES (?, ?, 'x\'y', "dq")
+comment */ INSERT INTO t VALUES (?, ?, 'x''y', 'back\slash', "dq")
 ----
 SELECT --5 , a --not a comment
 ----
