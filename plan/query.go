@@ -475,9 +475,7 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	}
 	proj := &Project{Input: input, Exprs: pre, cols: preCols}
 	agg := &Aggregate{Input: proj, NumKeys: as.nkeys, Aggs: specs, cols: outCols}
-	if w := windowOf(input); w != nil {
-		agg.Window = b.windowInfo(w, pre[:as.nkeys])
-	}
+	agg.Window = b.windowInfo(input, pre[:as.nkeys])
 	return agg, &scope{cols: outCols, parent: in.parent, agg: as}, nil
 }
 
@@ -541,7 +539,8 @@ func (b *Binder) relation(name string) (*Relation, error) {
 	return rel, nil
 }
 
-// windowOf returns the window TVF node under filters, or nil.
+// windowOf returns the window TVF node under filters and projections (a subquery or CTE
+// over the TVF), or nil.
 func windowOf(n Node) *Window {
 	for {
 		switch x := n.(type) {
@@ -549,21 +548,32 @@ func windowOf(n Node) *Window {
 			return x
 		case *Filter:
 			n = x.Input
+		case *Project:
+			n = x.Input
 		default:
 			return nil
 		}
 	}
 }
 
-// windowInfo makes an aggregate over a window TVF windowed when its keys include the
-// TVF's window_start and window_end.
-func (b *Binder) windowInfo(w *Window, keys []exec.Expr) *WindowInfo {
+// windowInfo makes an aggregate over a window TVF (input, or under its filters and
+// projections) windowed when its keys include the TVF's window_start and window_end, passed
+// on unchanged.
+func (b *Binder) windowInfo(input Node, keys []exec.Expr) *WindowInfo {
+	w := windowOf(input)
+	if w == nil {
+		return nil
+	}
 	ws := len(w.Input.Schema())
 	hasStart, end := false, -1
 	for i, k := range keys {
-		if r, ok := k.(*exec.ColRef); ok {
-			hasStart = hasStart || r.Idx == ws
-			if r.Idx == ws+1 {
+		r, ok := k.(*exec.ColRef)
+		if !ok {
+			continue
+		}
+		if n, col := origin(input, r.Idx); n == Node(w) {
+			hasStart = hasStart || col == ws
+			if col == ws+1 {
 				end = i
 			}
 		}
