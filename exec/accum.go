@@ -43,11 +43,10 @@ func newAccumulator(a AggSpec, retract bool) accumulator {
 		if a.In.Phys() == types.PhysFloat64 {
 			return &floatSumAcc{avg: a.Fn == AggAvg}
 		}
-		scale := 0.0
 		if a.In.Kind == types.Decimal {
-			scale = float64(types.Pow10[a.In.Scale])
+			return &intSumAcc{avg: a.Fn == AggAvg, scale: float64(types.Pow10[a.In.Scale]), decimal: a.Fn == AggSum}
 		}
-		return &intSumAcc{avg: a.Fn == AggAvg, scale: scale}
+		return &intSumAcc{avg: a.Fn == AggAvg}
 	}
 	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
 }
@@ -96,12 +95,22 @@ func (c *countAcc) column(gs []int32, _ types.T) arrow.Array {
 
 func (c *countAcc) reset(g int32) { c.n[g] = 0 }
 
-// intSumAcc sums int64 physical values (integers, decimals) with overflow checks.
+// intSumAcc sums int64 physical values (integers, decimals) with overflow checks: a
+// DECIMAL sum must stay within the widest DECIMAL (18 digits), as x + y must.
 type intSumAcc struct {
-	avg   bool
-	scale float64 // DECIMAL's 10^scale for AVG; 0 for integers
-	sum   []int64
-	n     []int64
+	avg     bool
+	decimal bool    // a DECIMAL SUM (AVG's result is DOUBLE: its sum only has int64's bound)
+	scale   float64 // DECIMAL's 10^scale for AVG; 0 for integers
+	sum     []int64
+	n       []int64
+}
+
+// maxDecimal bounds a DECIMAL's unscaled value: |v| < 10^18.
+const maxDecimal = 1_000_000_000_000_000_000
+
+// overflows reports whether sum r is out of range (an int64 overflow is checked apart).
+func (s *intSumAcc) overflows(r int64) bool {
+	return s.decimal && (r >= maxDecimal || r <= -maxDecimal)
 }
 
 func (s *intSumAcc) grow(g int) {
@@ -120,6 +129,9 @@ func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			r := s.sum[g] + v
 			if (r > s.sum[g]) != (v > 0) && v != 0 {
 				return fmt.Errorf("integer overflow in SUM")
+			}
+			if s.overflows(r) {
+				return errDecOverflow
 			}
 			s.sum[g] = r
 			s.n[g]++
@@ -142,6 +154,9 @@ func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		r := s.sum[g] + v
 		if (r > s.sum[g]) != (v > 0) && v != 0 {
 			return fmt.Errorf("integer overflow in SUM")
+		}
+		if s.overflows(r) {
+			return errDecOverflow
 		}
 		s.sum[g] = r
 		s.n[g] += w

@@ -104,7 +104,8 @@
 // ast.TimestampLiteral, Args: [*test_driver.ValueExpr (string)]}, `DATE '...'`
 // uses ast.DateLiteral. `a || b` is *ast.FuncCallExpr{FnName.L: "concat"}.
 // EXTRACT(HOUR FROM ts) is *ast.FuncCallExpr{FnName.L: "extract", Args:
-// [*ast.TimeUnitExpr, ts]}.
+// [*ast.TimeUnitExpr, ts]}; units MySQL lacks (EPOCH, DOW, DOY, MILLISECOND) become
+// the call `extract_<unit>`(ts).
 //
 // Placeholders: each `?` is a *test_driver.ParamMarkerExpr whose Order is 0
 // (TiDB's parser does not number them): number them by ascending Offset. The

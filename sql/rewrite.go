@@ -687,7 +687,7 @@ func (r *rewriter) valuesRows(i, end int, names []string) (int, *Error) {
 }
 
 // pgExtractUnits are the EXTRACT units of PostgreSQL and Flink that MySQL lacks.
-var pgExtractUnits = map[string]bool{"EPOCH": true, "DOW": true, "DOY": true}
+var pgExtractUnits = map[string]bool{"EPOCH": true, "DOW": true, "DOY": true, "MILLISECOND": true}
 
 // intervalUnits maps interval units (singular) to milliseconds.
 var intervalUnits = map[string]int64{

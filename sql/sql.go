@@ -115,12 +115,27 @@ type Stmt struct {
 // or at the statement start if there is none. For binder errors such as
 // "unknown column x".
 func (s *Stmt) ErrorAt(name string, format string, args ...any) *Error {
-	for _, t := range s.toks {
-		if t.isName() && strings.EqualFold(t.val, name) {
-			return errAtOff(s.src, t.off, format, args...)
+	parts := strings.Split(name, ".") // a qualified name (system.views) is found part by part
+	for i := range s.toks {
+		if s.namesAt(i, parts) {
+			return errAtOff(s.src, s.toks[i].off, format, args...)
 		}
 	}
 	return s.ErrorAtPos(s.Pos, format, args...)
+}
+
+// namesAt reports whether the tokens from i spell the name parts joined by dots.
+func (s *Stmt) namesAt(i int, parts []string) bool {
+	for k, p := range parts {
+		j := i + 2*k
+		if j >= len(s.toks) || !s.toks[j].isName() || !strings.EqualFold(s.toks[j].val, p) {
+			return false
+		}
+		if k > 0 && s.toks[j-1].raw != "." {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrorAtPos returns a *Error at p.
