@@ -86,7 +86,12 @@ type HashAgg struct {
 	dense     []int32
 	denseBase int64
 	denseOff  bool
+	// A group's key is kept boxed in keyRows (found through groups), or, when it is 1 to 4
+	// int64 columns without NULLs, unboxed in intRows (keyRows nil; found through dense,
+	// intKeys or arrKeys). inUse marks the slots that hold a group.
 	keyRows   [][]any
+	intRows   [][4]int64
+	inUse     []bool
 	counts    []int64
 	accs      []accumulator
 	keyBuf    []byte
@@ -123,31 +128,63 @@ func (h *HashAgg) init() {
 	}
 }
 
-func (h *HashAgg) newGroup(key []any) int32 {
+// slot takes a free group slot, or a new one, with empty state.
+func (h *HashAgg) slot() int32 {
 	var g int32
 	if n := len(h.free); n > 0 {
 		g = h.free[n-1]
 		h.free = h.free[:n-1]
-		h.keyRows[g] = key
 		h.counts[g] = 0
 		for _, a := range h.accs {
 			a.reset(g)
 		}
 	} else {
 		g = int32(len(h.counts))
-		h.keyRows = append(h.keyRows, key)
+		h.keyRows = append(h.keyRows, nil)
+		h.intRows = append(h.intRows, [4]int64{})
+		h.inUse = append(h.inUse, false)
 		h.counts = append(h.counts, 0)
 		h.mark = append(h.mark, false)
 		for _, a := range h.accs {
 			a.grow(len(h.counts))
 		}
 	}
+	h.inUse[g] = true
+	return g
+}
+
+// newGroup makes a group with a boxed key (see keyRows).
+func (h *HashAgg) newGroup(key []any) int32 {
+	g := h.slot()
+	h.keyRows[g] = key
 	if h.Windowed {
 		if end, ok := key[h.WindowEnd].(int64); ok {
 			h.byEnd[end] = append(h.byEnd[end], g)
 		}
 	}
 	return g
+}
+
+// newIntGroup makes a group with an unboxed int key (see intRows).
+func (h *HashAgg) newIntGroup(key [4]int64) int32 {
+	g := h.slot()
+	h.intRows[g] = key
+	if h.Windowed {
+		h.byEnd[key[h.WindowEnd]] = append(h.byEnd[key[h.WindowEnd]], g)
+	}
+	return g
+}
+
+// key returns group g's key values.
+func (h *HashAgg) key(g int32) []any {
+	if k := h.keyRows[g]; k != nil {
+		return k
+	}
+	key := make([]any, len(h.Keys))
+	for i := range key {
+		key[i] = h.intRows[g][i]
+	}
+	return key
 }
 
 // fire handles a watermark for a windowed aggregate: groups whose window is complete are
@@ -189,7 +226,7 @@ func (h *HashAgg) expire(w int64) error {
 	h.swept = w
 	var gone []int32
 	for g, seen := range h.seen {
-		if h.keyRows[g] != nil && seen != NoWatermark && seen+h.TTL < w {
+		if h.inUse[g] && seen != NoWatermark && seen+h.TTL < w {
 			gone = append(gone, int32(g))
 		}
 	}
@@ -219,8 +256,8 @@ func (h *HashAgg) expire(w int64) error {
 // release frees groups: their keys leave the maps and their slots are reused.
 func (h *HashAgg) release(gs []int32) {
 	for _, g := range gs {
-		h.forget(h.keyRows[g])
-		h.keyRows[g] = nil
+		h.forget(g)
+		h.keyRows[g], h.inUse[g] = nil, false
 		h.counts[g] = 0
 		if g < int32(len(h.seen)) {
 			h.seen[g] = NoWatermark
@@ -468,11 +505,7 @@ func (h *HashAgg) assign(b *Batch) {
 			}
 			g, ok := h.arrKeys.get(key)
 			if !ok {
-				row := make([]any, len(cols))
-				for k := range cols {
-					row[k] = key[k]
-				}
-				g = h.newGroup(row)
+				g = h.newIntGroup(key)
 				h.arrKeys.put(key, g)
 			}
 			h.gids = append(h.gids, g)
@@ -495,7 +528,7 @@ func (h *HashAgg) intGroup(v int64) int32 {
 			if g := h.dense[d]; g > 0 {
 				return g - 1
 			}
-			g := h.newGroup([]any{v})
+			g := h.newIntGroup([4]int64{v})
 			h.dense[d] = g + 1
 			return g
 		}
@@ -512,7 +545,7 @@ func (h *HashAgg) intGroup(v int64) int32 {
 	h.denseOff = true
 	g, ok := h.intKeys[v]
 	if !ok {
-		g = h.newGroup([]any{v})
+		g = h.newIntGroup([4]int64{v})
 		h.intKeys[v] = g
 	}
 	return g
@@ -542,8 +575,8 @@ func (h *HashAgg) stringGroup(b *Batch, i int) int32 {
 	return g
 }
 
-// intKey packs a group key of int columns without NULLs for intKeys/arrKeys; ok is false
-// for keys the string map holds.
+// intKey packs a group key of int columns without NULLs for intRows; ok is false for keys
+// kept boxed.
 func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 	if !h.intKeyed() {
 		return arr, false
@@ -558,24 +591,26 @@ func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 	return arr, true
 }
 
-// forget removes a group's key from the map that holds it.
-func (h *HashAgg) forget(key []any) {
-	if arr, ok := h.intKey(key); ok {
-		switch {
-		case len(key) == 1 && h.dense != nil:
-			h.dense[arr[0]-h.denseBase] = 0
-		case len(key) == 1:
-			delete(h.intKeys, arr[0])
-		default:
-			h.arrKeys.del(arr)
+// forget removes group g's key from the map that holds it.
+func (h *HashAgg) forget(g int32) {
+	if key := h.keyRows[g]; key != nil {
+		var kb []byte
+		for _, v := range key {
+			kb = AppendValueKey(kb, v)
 		}
+		delete(h.groups, string(kb))
 		return
 	}
-	var kb []byte
-	for _, v := range key {
-		kb = AppendValueKey(kb, v)
+	arr := h.intRows[g]
+	switch {
+	case len(h.Keys) == 0:
+	case len(h.Keys) == 1 && h.dense != nil:
+		h.dense[arr[0]-h.denseBase] = 0
+	case len(h.Keys) == 1:
+		delete(h.intKeys, arr[0])
+	default:
+		h.arrKeys.del(arr)
 	}
-	delete(h.groups, string(kb))
 }
 
 // rows builds the output rows of groups gs with weight w.
@@ -584,10 +619,22 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 		return nil
 	}
 	out := &Batch{N: len(gs), Cols: make([]arrow.Array, 0, len(h.Keys)+len(h.Aggs))}
+	boxed := false
+	for _, g := range gs {
+		boxed = boxed || h.keyRows[g] != nil
+	}
 	for k, t := range h.KeyT {
+		if !boxed {
+			vals := make([]int64, len(gs))
+			for i, g := range gs {
+				vals[i] = h.intRows[g][k]
+			}
+			out.Cols = append(out.Cols, NewInt64(vals, nil))
+			continue
+		}
 		bl := NewBuilder(t, len(gs))
 		for _, g := range gs {
-			bl.Append(h.keyRows[g][k])
+			bl.Append(h.key(g)[k])
 		}
 		out.Cols = append(out.Cols, bl.Finish())
 	}
@@ -621,13 +668,13 @@ func (h *HashAgg) SaveState(w *StateWriter) {
 	}
 	var live []int32
 	for g := range h.counts {
-		if h.keyRows[g] != nil || (len(h.Keys) == 0 && g == 0) {
+		if h.inUse[g] {
 			live = append(live, int32(g))
 		}
 	}
 	w.Int(int64(len(live)))
 	for _, g := range live {
-		w.Row(h.keyRows[g])
+		w.Row(h.key(g))
 		w.Int(h.counts[g])
 		seen := NoWatermark
 		if int(g) < len(h.seen) {
@@ -653,11 +700,8 @@ func (h *HashAgg) LoadState(r *StateReader) error {
 	for k := 0; k < n && r.Err() == nil; k++ {
 		key := r.Row()
 		var g int32
-		if len(h.Keys) == 0 {
-			g = 0
-		} else {
-			g = h.newGroup(key)
-			h.remember(key, g)
+		if len(h.Keys) > 0 {
+			g = h.remember(key)
 		}
 		h.counts[g] = r.Int()
 		seen := r.Int()
@@ -674,20 +718,23 @@ func (h *HashAgg) LoadState(r *StateReader) error {
 	return r.Err()
 }
 
-// remember puts a restored group's key in the map that holds keys like it.
-func (h *HashAgg) remember(key []any, g int32) {
+// remember makes the group of a restored key, in the map that holds keys like it.
+func (h *HashAgg) remember(key []any) int32 {
 	if arr, ok := h.intKey(key); ok {
+		g := h.newIntGroup(arr)
 		if len(key) == 1 {
 			h.denseOff = true
 			h.intKeys[arr[0]] = g
 		} else {
 			h.arrKeys.put(arr, g)
 		}
-		return
+		return g
 	}
+	g := h.newGroup(key)
 	var kb []byte
 	for _, v := range key {
 		kb = AppendValueKey(kb, v)
 	}
 	h.groups[string(kb)] = g
+	return g
 }

@@ -60,10 +60,11 @@ func spillKey(key []any) []byte {
 
 // evictAll writes every resident group to the store and starts over with empty memory.
 func (h *HashAgg) evictAll() {
-	for g, key := range h.keyRows {
-		if key == nil {
+	for g, used := range h.inUse {
+		if !used {
 			continue
 		}
+		key := h.key(int32(g))
 		if h.counts[g] == 0 {
 			// No rows left: the group is gone (its accumulators hold nothing).
 			h.spill.Delete(spillKey(key))

@@ -97,8 +97,12 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			return a.Out.EmitBatch(out)
 		}
 	}
-	var idx []int32
-	var starts, ends []int64
+	perRow := 1 // windows per row, at most
+	if a.Spec.Kind != sql.Tumble {
+		perRow = int(a.Spec.Args[1] / a.Spec.Args[0])
+	}
+	idx := make([]int32, 0, b.N*perRow)
+	starts, ends := make([]int64, 0, b.N*perRow), make([]int64, 0, b.N*perRow)
 	for i := 0; i < b.N; i++ {
 		if tcol.IsNull(i) {
 			continue
