@@ -89,20 +89,20 @@ type HashAgg struct {
 	// A group's key is kept boxed in keyRows (found through groups), or, when it is 1 to 4
 	// int64 columns without NULLs, unboxed in intRows (keyRows nil; found through dense,
 	// intKeys or arrKeys). inUse marks the slots that hold a group.
-	keyRows   [][]any
-	intRows   [][4]int64
-	inUse     []bool
-	counts    []int64
-	accs      []accumulator
-	keyBuf    []byte
-	gids      []int32
-	touched   []int32
-	mark      []bool
-	free      []int32
-	byEnd     map[int64][]int32
-	seen      []int64 // TTL: the watermark at each group's last change
-	recent    []int32 // TTL: groups changed since the last watermark
-	swept     int64
+	keyRows [][]any
+	intRows [][4]int64
+	inUse   []bool
+	counts  []int64
+	accs    []accumulator
+	keyBuf  []byte
+	gids    []int32
+	touched []int32
+	mark    []bool
+	free    []int32
+	byEnd   map[int64][]int32
+	seen    []int64 // TTL: the watermark at each group's last change
+	recent  []int32 // TTL: groups changed since the last watermark
+	swept   int64
 	// spill holds the groups once the engine spills this aggregate (spill.go); spillLoaded
 	// marks a checkpoint whose groups were there, and spillErr a store read that failed.
 	spill       KeyedStore
