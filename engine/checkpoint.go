@@ -132,7 +132,7 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 		w.Int(int64(len(sub.Buf)))
 		w.Buf = append(w.Buf, sub.Buf...)
 	}
-	bytes, done = v.store.persist(w, wb, e.spillStore(v, 0), e.spillStore(v, appendedOp))
+	bytes, done = v.store.persist(w, wb, e.spillStore(v, segmentsOp))
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	var late []lateRow
@@ -153,63 +153,77 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 
 // How a checkpoint holds a view's rows.
 const (
-	rowsSpilled  = -1 // in the row store only (the view spilled)
-	rowsKeyed    = -2 // in the row store, each under its encoding with its count; and in memory
-	rowsAppended = -3 // as segments, the batches as they were appended; and in memory
+	rowsSpilled  = -1 // in the row store (state.Spill op 0), each under its encoding with its count
+	rowsSegments = -2 // as a log of segments (segmentsOp), replayed in order; and in memory
 )
 
-// appendedOp is the operator number (state.Spill) of a view's appended segments; 0 is its
-// rows', i+1 its operator i's.
-const appendedOp = 0xffff
+// segmentsOp is the operator number (state.Spill) of a view's row segments; 0 is its
+// spilled rows', i+1 its operator i's.
+const segmentsOp = 0xffff
+
+// A segment is a kind byte and entries: segAdd, rows added once each (an appended batch);
+// segSet, rows with their new count (0: gone). A checkpoint appends what changed since the
+// last one as segments, so it writes a few large values, not a key per row; once the log
+// outgrows twice the rows it holds, the checkpoint rewrites it as the rows alone.
+const (
+	segAdd = 'A'
+	segSet = 'S'
+	// segChunk is the size a segment of set entries is cut at.
+	segChunk = 1 << 20
+)
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
-// in them since the last checkpoint: the new appended batches as segments (segs), or the
-// changed rows (rows); spilled rows are staged in rows, which the checkpoint flushes.
-func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, rows, segs *state.Spill) (bytes int64, done func()) {
-	var saved func()
-	dropped := s.dropSegs
-	if dropped {
-		segs.Clear(wb)
-	}
-	switch {
-	case s.spill != nil:
+// in them since the last checkpoint (bytes of it): new appended batches, or changed rows, as
+// segments (segs); spilled rows are staged in rows, which the checkpoint flushes. done,
+// called once wb is committed, records that the store holds them.
+func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Spill) (bytes int64, done func()) {
+	n, logBytes := s.segs, s.logBytes
+	if s.spill != nil {
 		w.Int(rowsSpilled)
 		w.Int(s.n)
-		saved = func() {}
-	case !s.consolidated:
-		w.Int(rowsAppended)
-		n := s.segs
-		var kb, buf []byte
+		if !s.dropSegs {
+			return 0, func() {}
+		}
+		segs.Clear(wb) // the rows moved to the row store
+		return 0, func() { s.dropSegs, s.segs, s.logBytes = false, 0, 0 }
+	}
+	w.Int(rowsSegments)
+	write := func(buf []byte) {
+		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
+		n++
+		bytes += int64(len(buf))
+	}
+	if !s.consolidated {
+		var kb []byte
 		for _, b := range s.appended[s.saved:] {
-			buf = buf[:0]
+			buf := []byte{segAdd}
 			for i := 0; i < b.N; i++ {
 				kb = exec.AllKey(kb[:0], b, i)
 				buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
 			}
-			segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
-			bytes += int64(len(buf))
-			n++
+			write(buf)
 		}
-		saved = func() { s.saved, s.segs = len(s.appended), n }
-	default:
-		w.Int(rowsKeyed)
-		var val []byte
-		saved = s.bag.persist(func(kb []byte, c int64) {
-			if c == 0 {
-				rows.Write(wb, kb, nil)
-			} else {
-				val = binary.AppendVarint(val[:0], c)
-				rows.Write(wb, kb, val)
-			}
-			bytes += int64(len(kb) + len(val))
-		})
+		return bytes, func() { s.saved, s.segs, s.logBytes = len(s.appended), n, logBytes+bytes }
 	}
-	return bytes, func() {
-		saved()
-		if dropped {
-			s.dropSegs, s.segs = false, 0
+	buf := []byte{segSet}
+	add := func(kb []byte, c int64) {
+		buf = append(binary.AppendUvarint(binary.AppendVarint(buf, c), uint64(len(kb))), kb...)
+		if len(buf) >= segChunk {
+			write(buf)
+			buf = []byte{segSet}
 		}
 	}
+	saved := s.bag.persist(add)
+	if logBytes+bytes+int64(len(buf)) > 2*s.bag.keyBytes+segChunk {
+		// Rewrite the log as the rows alone.
+		segs.Clear(wb)
+		n, bytes, logBytes, buf = 0, 0, 0, []byte{segSet}
+		s.bag.eachKey(add)
+	}
+	if len(buf) > 1 {
+		write(buf)
+	}
+	return bytes, func() { saved(); s.segs, s.logBytes = n, logBytes+bytes }
 }
 
 // load restores the rows as a checkpoint holds them (persist).
@@ -218,36 +232,52 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 	case rowsSpilled:
 		s.consolidated, s.spill, s.n = true, rows, r.Int()
 		return nil
-	case rowsKeyed:
-		s.consolidated = true
-		err := rows.Each(func(kb, v []byte) error {
-			c, k := binary.Varint(v)
-			if k <= 0 || c == 0 {
-				return fmt.Errorf("a stored row of view %s is corrupt", s.view.name)
+	case rowsSegments:
+		err := segs.Each(func(_, buf []byte) error {
+			s.segs++
+			s.logBytes += int64(len(buf))
+			if len(buf) == 0 || buf[0] != segAdd && buf[0] != segSet {
+				return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 			}
-			s.bag.add(kb, c)
-			return nil
-		})
-		s.bag.persist(func([]byte, int64) {})() // the store holds them
-		return err
-	case rowsAppended:
-		return segs.Each(func(_, buf []byte) error {
+			kind := buf[0]
 			var out [][]any
-			for len(buf) > 0 {
+			for buf = buf[1:]; len(buf) > 0; {
+				c := int64(1)
+				if kind == segSet {
+					var k int
+					if c, k = binary.Varint(buf); k <= 0 {
+						return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
+					}
+					buf = buf[k:]
+				}
 				n, k := binary.Uvarint(buf)
 				if k <= 0 || uint64(len(buf)-k) < n {
 					return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 				}
-				row, err := exec.DecodeKey(buf[k:k+int(n)], len(s.types))
-				if err != nil {
-					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+				kb := buf[k : k+int(n)]
+				buf = buf[k+int(n):]
+				switch {
+				case kind == segSet:
+					s.consolidate()
+					s.bag.set(kb, c)
+				case s.consolidated:
+					s.bag.add(kb, 1)
+				default:
+					row, err := exec.DecodeKey(kb, len(s.types))
+					if err != nil {
+						return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+					}
+					out = append(out, row)
 				}
-				out, buf = append(out, row), buf[k+int(n):]
 			}
-			s.appended = append(s.appended, exec.RowsToBatch(out, s.types))
-			s.saved, s.segs = len(s.appended), s.segs+1
+			if len(out) > 0 {
+				s.appended = append(s.appended, exec.RowsToBatch(out, s.types))
+				s.saved = len(s.appended)
+			}
 			return nil
 		})
+		s.bag.persist(func([]byte, int64) {})() // the store holds them
+		return err
 	default:
 		return fmt.Errorf("checkpoint of view %s holds its rows in an unknown way (%d)", s.view.name, mode)
 	}
@@ -269,7 +299,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		}
 		r.Buf = r.Buf[size:]
 	}
-	if err := v.store.load(r, e.spillStore(v, 0), e.spillStore(v, appendedOp)); err != nil {
+	if err := v.store.load(r, e.spillStore(v, 0), e.spillStore(v, segmentsOp)); err != nil {
 		return err
 	}
 	e.resumeSpilled(v)

@@ -24,7 +24,9 @@ type rowBag struct {
 	slots []rowSlot
 	free  []int32
 	used  int
-	dirty []int32
+	// keyBytes is the size of the rows' encodings.
+	keyBytes int64
+	dirty    []int32
 	gone  [][]byte
 }
 
@@ -70,6 +72,17 @@ func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
 	}
 }
 
+// set makes the count of row kb c.
+func (r *rowBag) set(kb []byte, c int64) {
+	var cur int64
+	if j, ok := r.find(kb, r.hash(kb)); ok {
+		cur = r.slots[j].count
+	}
+	if c != cur {
+		r.add(kb, c-cur)
+	}
+}
+
 // add changes the count of row kb by w; a row whose count reaches 0 leaves.
 func (r *rowBag) add(kb []byte, w int64) {
 	h := r.hash(kb)
@@ -104,6 +117,7 @@ func (r *rowBag) insert(kb []byte, h uint64) int32 {
 		r.slots = append(r.slots, rowSlot{key: kb, hash: h})
 	}
 	r.used++
+	r.keyBytes += int64(len(kb))
 	r.index(j)
 	return j
 }
@@ -150,6 +164,7 @@ func (r *rowBag) remove(j int32) {
 	if sl.flags&slotStored != 0 {
 		r.gone = append(r.gone, sl.key)
 	}
+	r.keyBytes -= int64(len(sl.key))
 	sl.key, sl.flags = nil, sl.flags&slotDirty
 	r.free = append(r.free, j)
 	r.used--

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -448,12 +449,13 @@ type viewStore struct {
 	spill *state.Spill
 	n     int64
 	err   error
-	// The store holds the rows as of the last checkpoint (persist): the first saved of
-	// appended as segments numbered from 0 to segs-1, or, once consolidated, the bag's rows
-	// (or the spilled ones). dropSegs marks segments the next checkpoint deletes, the rows
-	// having been consolidated since.
+	// The store holds the rows as of the last checkpoint (persist): a log of segs segments
+	// (logBytes long) holding the first saved of appended, or, once consolidated, the bag's
+	// rows; or, once spilled, the rows in spill, the log to drop (dropSegs) at the next
+	// checkpoint.
 	saved    int
 	segs     uint64
+	logBytes int64
 	dropSegs bool
 }
 
@@ -526,7 +528,12 @@ func (s *viewStore) consolidate() {
 	for _, b := range s.appended {
 		s.apply(b)
 	}
-	s.appended, s.saved, s.dropSegs = nil, 0, s.segs > 0
+	s.appended, s.saved = nil, 0
+	if s.segs > 0 {
+		// The log's appended rows are not marked stored in the bag, so a later removal of
+		// one would not be logged: the next checkpoint rewrites the log as the bag's rows.
+		s.logBytes = math.MaxInt64 / 2
+	}
 }
 
 // apply adds a batch's weighted rows to the bag.
@@ -542,15 +549,8 @@ func (s *viewStore) apply(b *exec.Batch) {
 func (s *viewStore) startSpill(p *state.Spill) {
 	s.consolidate()
 	s.n = s.bag.total()
-	// p holds the rows of the last checkpoint: stage what changed since.
-	s.bag.persist(func(kb []byte, c int64) {
-		if c == 0 {
-			p.Delete(kb)
-		} else {
-			p.Put(kb, binary.AppendVarint(nil, c))
-		}
-	})
-	s.spill = p
+	s.bag.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
+	s.spill, s.dropSegs = p, true
 	s.bag = newRowBag()
 }
 
