@@ -170,6 +170,8 @@ const (
 	segSet = 'S'
 	// segChunk is the size a segment of set entries is cut at.
 	segChunk = 1 << 20
+	// minLog is a log size never worth a rewrite.
+	minLog = 64 << 10
 )
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
@@ -214,7 +216,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 		}
 	}
 	saved := s.bag.persist(add)
-	if logBytes+bytes+int64(len(buf)) > 2*s.bag.keyBytes+segChunk {
+	if logBytes+bytes+int64(len(buf)) > 2*s.bag.keyBytes+minLog {
 		// Rewrite the log as the rows alone.
 		segs.Clear(wb)
 		n, bytes, logBytes, buf = 0, 0, 0, []byte{segSet}

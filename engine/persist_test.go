@@ -28,14 +28,15 @@ func TestViewRowsPersist(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	model := map[string]int64{}
 	rewrites := 0
-	for step := 0; step < 400; step++ {
+	for step := 0; step < 120; step++ {
 		var rows [][]any
 		var ws []int64
-		for i := 0; i < 1+rng.IntN(2000); i++ {
+		n := 1 + rng.IntN(4000)
+		for i := 0; i < n; i++ {
 			row := []any{rng.Int64N(3000), fmt.Sprint("r", rng.IntN(3))}
 			w := int64(1)
 			key := fmt.Sprint(row)
-			if step > 100 && model[key] > 0 && rng.IntN(2) == 0 {
+			if step > 40 && model[key] > 0 && rng.IntN(2) == 0 {
 				w = -1
 			}
 			model[key] += w
@@ -54,7 +55,7 @@ func TestViewRowsPersist(t *testing.T) {
 		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b}); err != nil {
 			t.Fatal(err)
 		}
-		if rng.IntN(10) > 0 {
+		if rng.IntN(3) > 0 {
 			continue
 		}
 		before := s.segs
