@@ -14,8 +14,9 @@ import (
 )
 
 // A checkpoint snapshots, in one Pebble batch, the state of every view's dataflow (its
-// operators' state, its rows, its late rows and watermark) and each table's watermark, as
-// of the store-wide sequence number seq: every segment numbered <= seq had reached the
+// operators' state, its rows — what changed since the last checkpoint, see persist — its
+// late rows and watermark) and each table's watermark, as of the store-wide sequence number
+// seq: every segment numbered <= seq had reached the
 // views. Open restores the snapshot and replays only the segments after seq, so restart
 // time follows the rows since the last checkpoint, not all rows stored. Source offsets need
 // no snapshot: each connector batch commits its offset with its rows.
@@ -445,8 +446,9 @@ func (e *Engine) recover() error {
 }
 
 // checkpointLoop takes a checkpoint every interval while there are changes to capture. A
-// checkpoint is a full snapshot, so the loop waits at least ten times as long as the last
-// one took: checkpointing never costs more than about a tenth of the engine's time.
+// checkpoint writes the operators' state whole (and the views' rows incrementally), so the
+// loop waits at least ten times as long as the last one took: checkpointing never costs more
+// than about a tenth of the engine's time.
 func (e *Engine) checkpointLoop(interval time.Duration) {
 	defer close(e.ckptDone)
 	wait := interval
