@@ -27,7 +27,7 @@ type rowBag struct {
 	// keyBytes is the size of the rows' encodings.
 	keyBytes int64
 	dirty    []int32
-	gone  [][]byte
+	gone     [][]byte
 }
 
 // rowSlot is a row: what a change reads of it sits together, in one cache line.
