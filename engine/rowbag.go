@@ -10,6 +10,9 @@ import (
 // rowBag is a multiset of rows kept as their key encodings (exec.AppendKey) with counts, in
 // slots found through an open-addressing table of 64-bit hashes of the encodings: a change
 // costs one hash and usually one probe, and no value is boxed; rows are decoded when read.
+// The encodings live in large chunks (an arena), so a row costs no allocation of its own and
+// the slots hold no pointers for the garbage collector to scan; once the encodings of
+// removed rows outweigh the live ones, the live ones are copied to fresh chunks.
 //
 // The bag also knows which of its rows the store holds (as of the last checkpoint) and which
 // changed since, so a checkpoint writes only what changed (persist).
@@ -17,25 +20,31 @@ import (
 // Invariants: a slot is free iff its count is 0 (free slots are listed in free and reused);
 // every used slot j's entry sits in table between its home (its hash & mask) and the first
 // empty entry after it; dirty lists each used slot whose count changed since the last
-// checkpoint exactly once (flags dirty), and gone the encodings of stored rows that have left.
+// checkpoint exactly once (flags dirty), and gone copies of the encodings of stored rows that
+// have left.
 type rowBag struct {
 	hash  func([]byte) uint64
 	table []uint64 // per entry: the top 32 bits of the row's hash, then its slot + 1; 0 marks an empty entry
 	slots []rowSlot
 	free  []int32
 	used  int
-	// keyBytes is the size of the rows' encodings.
-	keyBytes int64
-	dirty    []int32
-	gone     [][]byte
+	// chunks hold the encodings; keyBytes is the size of the live ones, deadBytes of the
+	// removed ones still in chunks.
+	chunks    [][]byte
+	keyBytes  int64
+	deadBytes int64
+	dirty     []int32
+	gone      [][]byte
 }
 
-// rowSlot is a row: what a change reads of it sits together, in one cache line.
+// rowSlot is a row: what a change reads of it sits together, in one cache line. Its
+// encoding is chunks[chunk][off:off+n].
 type rowSlot struct {
-	key   []byte
-	hash  uint64
-	count int64
-	flags uint8
+	hash   uint64
+	count  int64
+	off, n uint32
+	chunk  uint32
+	flags  uint8
 }
 
 // Slot flags.
@@ -44,6 +53,9 @@ const (
 	slotDirty                    // listed in dirty
 )
 
+// chunkSize is the size of an arena chunk (a longer encoding gets a chunk of its own).
+const chunkSize = 1 << 20
+
 func newRowBag() *rowBag {
 	seed := maphash.MakeSeed()
 	return &rowBag{hash: func(b []byte) uint64 { return maphash.Bytes(seed, b) }}
@@ -51,6 +63,12 @@ func newRowBag() *rowBag {
 
 // entry is slot j's table entry.
 func entry(h uint64, j int32) uint64 { return h&^(1<<32-1) | uint64(j+1) }
+
+// key is slot j's encoding (valid until the next change).
+func (r *rowBag) key(j int32) []byte {
+	sl := &r.slots[j]
+	return r.chunks[sl.chunk][sl.off : sl.off+sl.n : sl.off+sl.n]
+}
 
 // find returns the slot of kb, whose hash is h.
 func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
@@ -65,7 +83,7 @@ func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
 			return 0, false
 		}
 		if e&^(1<<32-1) == tag {
-			if j := int32(uint32(e)) - 1; bytes.Equal(r.slots[j].key, kb) {
+			if j := int32(uint32(e)) - 1; bytes.Equal(r.key(j), kb) {
 				return j, true
 			}
 		}
@@ -88,7 +106,7 @@ func (r *rowBag) add(kb []byte, w int64) {
 	h := r.hash(kb)
 	j, ok := r.find(kb, h)
 	if !ok {
-		j = r.insert(bytes.Clone(kb), h)
+		j = r.insert(kb, h)
 	}
 	sl := &r.slots[j]
 	sl.count += w
@@ -101,20 +119,33 @@ func (r *rowBag) add(kb []byte, w int64) {
 	}
 }
 
+// place copies an encoding into the arena and returns where it is.
+func (r *rowBag) place(kb []byte) (chunk, off uint32) {
+	last := len(r.chunks) - 1
+	if last < 0 || len(r.chunks[last])+len(kb) > cap(r.chunks[last]) {
+		r.chunks = append(r.chunks, make([]byte, 0, max(chunkSize, len(kb))))
+		last++
+	}
+	c := r.chunks[last]
+	r.chunks[last] = append(c, kb...)
+	return uint32(last), uint32(len(c))
+}
+
 // insert gives a new row a slot (count 0) and indexes it.
 func (r *rowBag) insert(kb []byte, h uint64) int32 {
 	if 4*(r.used+1) > 3*len(r.table) {
 		r.grow()
 	}
+	chunk, off := r.place(kb)
+	sl := rowSlot{hash: h, off: off, n: uint32(len(kb)), chunk: chunk}
 	var j int32
 	if n := len(r.free); n > 0 {
 		j, r.free = r.free[n-1], r.free[:n-1]
-		sl := &r.slots[j]
-		sl.key, sl.hash = kb, h
-		sl.flags &= slotDirty // a freed slot may still be listed in dirty
+		sl.flags = r.slots[j].flags & slotDirty // a freed slot may still be listed in dirty
+		r.slots[j] = sl
 	} else {
 		j = int32(len(r.slots))
-		r.slots = append(r.slots, rowSlot{key: kb, hash: h})
+		r.slots = append(r.slots, sl)
 	}
 	r.used++
 	r.keyBytes += int64(len(kb))
@@ -162,12 +193,27 @@ func (r *rowBag) remove(j int32) {
 	}
 	r.table[i] = 0
 	if sl.flags&slotStored != 0 {
-		r.gone = append(r.gone, sl.key)
+		r.gone = append(r.gone, bytes.Clone(r.key(j)))
 	}
-	r.keyBytes -= int64(len(sl.key))
-	sl.key, sl.flags = nil, sl.flags&slotDirty
+	r.keyBytes -= int64(sl.n)
+	r.deadBytes += int64(sl.n)
+	sl.flags &= slotDirty
 	r.free = append(r.free, j)
 	r.used--
+	if r.deadBytes > r.keyBytes && r.deadBytes > chunkSize/16 {
+		r.compact()
+	}
+}
+
+// compact copies the live encodings to fresh chunks, dropping the removed ones.
+func (r *rowBag) compact() {
+	old := r.chunks
+	r.chunks, r.deadBytes = nil, 0
+	for j := range r.slots {
+		if sl := &r.slots[j]; sl.count != 0 {
+			sl.chunk, sl.off = r.place(old[sl.chunk][sl.off : sl.off+sl.n])
+		}
+	}
 }
 
 // persist hands fn what changed since the last checkpoint: each stored row that left (count
@@ -178,8 +224,8 @@ func (r *rowBag) persist(fn func(kb []byte, count int64)) (done func()) {
 		fn(kb, 0)
 	}
 	for _, j := range r.dirty {
-		if sl := &r.slots[j]; sl.count != 0 {
-			fn(sl.key, sl.count)
+		if c := r.slots[j].count; c != 0 {
+			fn(r.key(j), c)
 		}
 	}
 	dirty := r.dirty
@@ -212,8 +258,8 @@ func (r *rowBag) each(n int, fn func(row []any, count int64)) {
 // eachKey calls fn with every row's key encoding and its count.
 func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
 	for j := range r.slots {
-		if sl := &r.slots[j]; sl.count != 0 {
-			fn(sl.key, sl.count)
+		if c := r.slots[j].count; c != 0 {
+			fn(r.key(int32(j)), c)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // TestRowBagModel checks the bag against a map under random changes, with the real hash
 // and with one that collides often (long probe runs, so deletion's backward shifts are
 // exercised), and checks that what persist hands over at random checkpoints keeps a copy of
-// the store equal to the bag.
+// the store equal to the bag. Enough rows come and go for the arena to be compacted.
 func TestRowBagModel(t *testing.T) {
 	for _, collide := range []bool{false, true} {
 		bag := newRowBag()
@@ -21,7 +21,8 @@ func TestRowBagModel(t *testing.T) {
 		}
 		model, store := map[string]int64{}, map[string]int64{}
 		rng := rand.New(rand.NewPCG(5, 6))
-		for step := 0; step < 50_000; step++ {
+		compactions := 0
+		for step := 0; step < 200_000; step++ {
 			row := []any{rng.Int64N(40), fmt.Sprint("s", rng.IntN(5)), nil}
 			if rng.IntN(4) == 0 {
 				row[2] = rng.Float64() < 0.5
@@ -34,7 +35,11 @@ func TestRowBagModel(t *testing.T) {
 			if model[string(kb)] > 0 && rng.IntN(2) == 0 {
 				w = -1
 			}
+			dead := bag.deadBytes
 			bag.add(kb, w)
+			if bag.deadBytes < dead {
+				compactions++
+			}
 			if model[string(kb)] += w; model[string(kb)] == 0 {
 				delete(model, string(kb))
 			}
@@ -51,6 +56,9 @@ func TestRowBagModel(t *testing.T) {
 					t.Fatalf("collide=%v, step %d: the store holds %v, the bag %v", collide, step, store, model)
 				}
 			}
+		}
+		if compactions == 0 {
+			t.Fatalf("collide=%v: the arena was never compacted", collide)
 		}
 		var got, want []string
 		bag.each(3, func(row []any, c int64) { got = append(got, fmt.Sprint(row, c)) })
