@@ -248,3 +248,29 @@ func TestCheckpointIncremental(t *testing.T) {
 	}
 	db.Close()
 }
+
+// TestBackupInMemory backs up an in-memory database: the copy on disk opens with its tables,
+// rows and views; BACKUP into an existing directory is refused.
+func TestBackupInMemory(t *testing.T) {
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, "CREATE TABLE q (a BIGINT, b VARCHAR)")
+	mustExec(t, db, "INSERT INTO q VALUES (1, 'x'), (2, 'y'), (2, 'z')")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW c AS SELECT a, COUNT(*) AS n FROM q GROUP BY a")
+	dir := filepath.Join(t.TempDir(), "bk")
+	mustExec(t, db, fmt.Sprintf("BACKUP TO '%s'", dir))
+	if _, err := db.Exec(fmt.Sprintf("BACKUP TO '%s'", dir)); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("BACKUP into an existing directory: %v", err)
+	}
+	mustExec(t, db, "INSERT INTO q VALUES (3, 'after')")
+	cp, err := streamsql.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	wantRows(t, cp, "SELECT * FROM c ORDER BY a", "[1 1] [2 2]")
+	wantRows(t, cp, "SELECT COUNT(*) FROM q", "[3]")
+}

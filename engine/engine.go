@@ -349,7 +349,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindShowViews:
 		return namesResult(e.cat.Names(catalog.KindView)), nil
 	case sql.KindBackup:
-		return e.backup(s.Path)
+		return e.backup(s)
 	case sql.KindSet:
 		return nil, s.ErrorAtPos(s.Pos, "SET %s: unknown setting", s.Options[0].Key)
 	case sql.KindCreateSink:
@@ -504,12 +504,16 @@ func rowsResult(cols []Column, rows [][]any) *Result {
 	return r
 }
 
-func (e *Engine) backup(dir string) (*Result, error) {
+func (e *Engine) backup(s *sql.Stmt) (*Result, error) {
+	dir := s.Path
 	if dir == "" {
-		return nil, fmt.Errorf("BACKUP TO needs a directory")
+		return nil, s.ErrorAtPos(s.Pos, "BACKUP TO needs a directory")
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return nil, s.ErrorAtPos(s.Pos, "backup to %s: it exists; back up into a new directory", dir)
 	}
 	if err := e.store.Checkpoint(dir); err != nil {
-		return nil, fmt.Errorf("backup to %s: %w", dir, err)
+		return nil, s.ErrorAtPos(s.Pos, "backup to %s: %v", dir, err)
 	}
 	return &Result{}, nil
 }

@@ -32,6 +32,7 @@ const (
 type Store struct {
 	db   *pebble.DB
 	sync *pebble.WriteOptions
+	mem  bool // in memory: Checkpoint copies keys to disk
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -72,18 +73,58 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 	if !syncWrites {
 		wo = pebble.NoSync
 	}
-	return &Store{db: db, sync: wo}, nil
+	return &Store{db: db, sync: wo, mem: opts.FS != nil}, nil
 }
 
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Checkpoint writes a consistent copy of the store into dir (hard links where possible).
+// Checkpoint writes a consistent copy of the store into dir: Pebble's checkpoint (hard
+// links where possible), or, for an in-memory store, a new store on disk holding every key.
 func (s *Store) Checkpoint(dir string) error {
+	if s.mem {
+		return s.copyTo(dir)
+	}
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
 	return s.db.Checkpoint(dir)
+}
+
+// copyTo writes every key of a point-in-time view of the store into a new store at dir.
+func (s *Store) copyTo(dir string) error {
+	dst, err := Open(dir, true, 64<<20)
+	if err != nil {
+		return err
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		dst.Close()
+		return err
+	}
+	b := dst.db.NewBatch()
+	for it.First(); it.Valid() && err == nil; it.Next() {
+		var v []byte
+		if v, err = it.ValueAndErr(); err != nil {
+			break
+		}
+		_ = b.Set(it.Key(), v, nil)
+		if b.Len() > 4<<20 {
+			err = b.Commit(pebble.Sync)
+			b = dst.db.NewBatch()
+		}
+	}
+	if err == nil {
+		err = it.Error()
+	}
+	if err == nil {
+		err = b.Commit(pebble.Sync)
+	}
+	it.Close()
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Batch collects the writes of one statement.
