@@ -1379,3 +1379,36 @@ func TestDBReopenUpsertTable(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeOpLabels: a retraction and an insertion are an update (-U, +U) only when they
+// share the view's key; a row moving from one group to another is a delete and an insert.
+func TestSubscribeOpLabels(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE s (k BIGINT PRIMARY KEY, g BIGINT, v BIGINT)")
+	mustExec(t, db, "INSERT INTO s VALUES (1, 1, 10), (2, 2, 20)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW sg AS SELECT g, SUM(v) AS total FROM s GROUP BY g")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW copy AS SELECT v, k FROM s WHERE v > 0")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub := func(view string) *streamsql.Rows {
+		rows, err := db.QueryContext(ctx, "SUBSCRIBE "+view+" WITH (snapshot = false)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rows.Close() })
+		return rows
+	}
+	sg, cp := sub("sg"), sub("copy")
+	mustExec(t, db, "UPDATE s SET g = 3 WHERE k = 2")
+	if got, want := nextChanges(t, sg, 2), []change{{"-D", "2|20"}, {"+I", "3|20"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a row moving to another group: %v, want %v", got, want)
+	}
+	mustExec(t, db, "UPDATE s SET v = 15 WHERE k = 1")
+	if got, want := nextChanges(t, sg, 2), []change{{"-U", "1|10"}, {"+U", "1|15"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a group's new total: %v, want %v", got, want)
+	}
+	// The upsert table's key passes through the projection: an update by key.
+	if got := nextChanges(t, cp, 4); got[0].op != "-U" || got[1].op != "+U" || got[2] != (change{"-U", "10|1"}) || got[3] != (change{"+U", "15|1"}) {
+		t.Errorf("a projection of an upsert table: %v, want -U/+U pairs", got)
+	}
+}

@@ -104,24 +104,39 @@ func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 	if len(v.subs) == 0 && len(v.sinks) == 0 || b.N == 0 {
 		return
 	}
+	rows := make([][]any, b.N)
+	for i := range rows {
+		rows[i] = b.Row(i)
+	}
+	// A retraction right before an insertion of a row with the same key is an update.
+	update := func(i int) bool {
+		if !v.keyed || b.Weight(i) >= 0 || i+1 >= b.N || b.Weight(i+1) <= 0 {
+			return false
+		}
+		for _, c := range v.key {
+			if exec.CompareValues(rows[i][c], rows[i+1][c]) != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	var out []Change
 	for i := 0; i < b.N; i++ {
 		w := b.Weight(i)
 		op := "+I"
 		switch {
-		case w < 0 && i+1 < b.N && b.Weight(i+1) > 0:
+		case update(i):
 			op = "-U"
 		case w < 0:
 			op = "-D"
-		case i > 0 && b.Weight(i-1) < 0:
+		case i > 0 && update(i-1):
 			op = "+U"
 		}
 		if w < 0 {
 			w = -w
 		}
-		row := b.Row(i)
 		for k := int64(0); k < w; k++ {
-			out = append(out, Change{Op: op, Row: row})
+			out = append(out, Change{Op: op, Row: rows[i]})
 		}
 	}
 	for _, k := range v.sinks {

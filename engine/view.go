@@ -38,6 +38,10 @@ type viewObj struct {
 	// spills are the view's stores for state beyond memory, by operator (spill.go).
 	spills    map[int]*state.Spill
 	lateCount int64
+	// key lists the columns that identify a row when keyed (plan.UniqueKey): a change that
+	// retracts a row and inserts one with the same key is an update (-U, +U).
+	key   []int
+	keyed bool
 	// late holds late rows reported but not yet recorded, lateOps numbers the operators
 	// reporting them (lateSink).
 	late      map[string]*pendingLate
@@ -136,6 +140,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
 	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: plan.EventTimeCol(node)}
+	v.key, v.keyed = plan.UniqueKey(node)
 	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
 	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }})

@@ -821,6 +821,67 @@ func EventTimeCol(n Node) int {
 	return -1
 }
 
+// UniqueKey returns the columns of n's output that identify its rows — an aggregate's group
+// keys (a window aggregate's window_start or window_end may stand for both), or a scanned
+// table's primary key, passed on unchanged through filters and projections — with ok false
+// when none is known. An aggregate without keys has one row: its key is empty.
+func UniqueKey(n Node) (key []int, ok bool) {
+	base := n
+	for {
+		if f, isF := base.(*Filter); isF {
+			base = f.Input
+		} else if p, isP := base.(*Project); isP {
+			base = p.Input
+		} else {
+			break
+		}
+	}
+	var parts []int
+	switch x := base.(type) {
+	case *Aggregate:
+		for i := 0; i < x.NumKeys; i++ {
+			parts = append(parts, i)
+		}
+	case *Scan:
+		if len(x.Rel.PK) == 0 {
+			return nil, false
+		}
+		parts = x.Rel.PK
+	default:
+		return nil, false
+	}
+	out := func(p int) int {
+		for i := range n.Schema() {
+			if m, c := origin(n, i); m == base && c == p {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, p := range parts {
+		found := out(p)
+		if a, ok := base.(*Aggregate); found < 0 && ok && a.Window != nil {
+			// A window's start and its end determine each other (for a key's sessions too,
+			// which never overlap): one of them is enough.
+			switch p {
+			case a.Window.StartKey:
+				if out(a.Window.EndKey) >= 0 {
+					continue
+				}
+			case a.Window.EndKey:
+				if out(a.Window.StartKey) >= 0 {
+					continue
+				}
+			}
+		}
+		if found < 0 {
+			return nil, false
+		}
+		key = append(key, found)
+	}
+	return key, true
+}
+
 // hasEventTime reports whether column col of n is the WATERMARK column of the table n
 // reads (through filters and column-preserving projections).
 func hasEventTime(n Node, col int) bool {

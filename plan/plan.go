@@ -97,7 +97,8 @@ type Aggregate struct {
 type WindowInfo struct {
 	TVF         *sql.WindowTVF
 	EmitOnClose bool
-	EndKey      int // the key holding window_end
+	// StartKey and EndKey are the keys holding window_start and window_end.
+	StartKey, EndKey int
 }
 
 // Window assigns each input row to its windows (a row per window) and appends

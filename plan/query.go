@@ -565,23 +565,25 @@ func (b *Binder) windowInfo(input Node, keys []exec.Expr) *WindowInfo {
 		return nil
 	}
 	ws := len(w.Input.Schema())
-	hasStart, end := false, -1
+	start, end := -1, -1
 	for i, k := range keys {
 		r, ok := k.(*exec.ColRef)
 		if !ok {
 			continue
 		}
 		if n, col := origin(input, r.Idx); n == Node(w) {
-			hasStart = hasStart || col == ws
-			if col == ws+1 {
+			switch col {
+			case ws:
+				start = i
+			case ws + 1:
 				end = i
 			}
 		}
 	}
-	if !hasStart || end < 0 {
+	if start < 0 || end < 0 {
 		return nil
 	}
-	return &WindowInfo{TVF: w.TVF, EmitOnClose: b.Stmt.EmitOnClose, EndKey: end}
+	return &WindowInfo{TVF: w.TVF, EmitOnClose: b.Stmt.EmitOnClose, StartKey: start, EndKey: end}
 }
 
 // CoerceTo casts a plan's columns to the given types (INSERT ... SELECT).
