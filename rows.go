@@ -256,10 +256,11 @@ func toExternal(a arrow.Array, t types.T) arrow.Array {
 	return b.NewArray()
 }
 
-// typeName is the database type name reported to database/sql.
+// typeName is the database type name reported to database/sql: without length, precision
+// or scale (database/sql's rule; DECIMAL's are in ColumnTypes' DecimalSize).
 func typeName(t types.T) string {
 	s := t.String()
-	if i := strings.IndexByte(s, '('); i >= 0 && t.Kind != types.Decimal {
+	if i := strings.IndexByte(s, '('); i >= 0 {
 		s = s[:i]
 	}
 	return s
