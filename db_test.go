@@ -2,6 +2,7 @@ package streamsql_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -1410,5 +1411,40 @@ func TestSubscribeOpLabels(t *testing.T) {
 	// The upsert table's key passes through the projection: an update by key.
 	if got := nextChanges(t, cp, 4); got[0].op != "-U" || got[1].op != "+U" || got[2] != (change{"-U", "10|1"}) || got[3] != (change{"+U", "15|1"}) {
 		t.Errorf("a projection of an upsert table: %v, want -U/+U pairs", got)
+	}
+}
+
+// TestRowsScanDestinations: the Go API's Scan takes what database/sql's does for NULLs —
+// sql.Scanner types and pointers to pointers — and narrower numbers.
+func TestRowsScanDestinations(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE t (a BIGINT, s VARCHAR, ts TIMESTAMP(3), x DOUBLE)")
+	mustExec(t, db, "INSERT INTO t VALUES (7, 'x', TIMESTAMP '2024-01-01 00:00:01', 1.5), (NULL, NULL, NULL, NULL)")
+	rows, err := db.Query("SELECT a, s, ts, x, a, x FROM t ORDER BY a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var a sql.NullInt64
+		var s sql.NullString
+		var ts *time.Time
+		var x **float64
+		var a32 *int32
+		var x32 *float32
+		x = new(*float64)
+		if err := rows.Scan(&a, &s, &ts, x, &a32, &x32); err != nil {
+			t.Fatal(err)
+		}
+		if ts == nil {
+			got = append(got, fmt.Sprint(a, s, ts, *x, a32, x32))
+			continue
+		}
+		got = append(got, fmt.Sprint(a, s, ts.UnixMilli(), **x, *a32, *x32))
+	}
+	want := "{0 false} { false} <nil> <nil> <nil> <nil> | {7 true} {x true} 1704067201000 1.5 7 1.5"
+	if strings.Join(got, " | ") != want {
+		t.Fatalf("scanned %v, want %v", got, want)
 	}
 }

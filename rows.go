@@ -2,8 +2,11 @@ package streamsql
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -109,8 +112,9 @@ func (r *Rows) nextChange() bool {
 // (DATE and TIMESTAMP, UTC) or nil; DECIMAL and INTERVAL as strings.
 func (r *Rows) Values() []any { return r.cur }
 
-// Scan copies the current row into dest (pointers to any, int64, float64, string, bool,
-// time.Time).
+// Scan copies the current row into dest: pointers to any, int64, int, int32, float64,
+// float32, string, []byte, bool or time.Time; a sql.Scanner (sql.NullInt64, ...); or a
+// pointer to a pointer of those, set to nil for NULL.
 func (r *Rows) Scan(dest ...any) error {
 	if r.cur == nil {
 		return fmt.Errorf("Scan called without a successful Next")
@@ -127,10 +131,39 @@ func (r *Rows) Scan(dest ...any) error {
 }
 
 func assign(d, v any) error {
+	if sc, ok := d.(sql.Scanner); ok {
+		return sc.Scan(v)
+	}
+	if rv := reflect.ValueOf(d); rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().Kind() == reflect.Pointer {
+		if v == nil {
+			rv.Elem().SetZero()
+			return nil
+		}
+		n := reflect.New(rv.Elem().Type().Elem())
+		if err := assign(n.Interface(), v); err != nil {
+			return err
+		}
+		rv.Elem().Set(n)
+		return nil
+	}
 	switch p := d.(type) {
 	case *any:
 		*p = v
 		return nil
+	case *int32:
+		if x, ok := v.(int64); ok && x >= math.MinInt32 && x <= math.MaxInt32 {
+			*p = int32(x)
+			return nil
+		}
+	case *float32:
+		switch x := v.(type) {
+		case float64:
+			*p = float32(x)
+			return nil
+		case int64:
+			*p = float32(x)
+			return nil
+		}
 	case *int64:
 		if x, ok := v.(int64); ok {
 			*p = x
