@@ -412,3 +412,19 @@ func TestDriverConcurrentUse(t *testing.T) {
 		t.Fatalf("view = %v, want %v", got, want)
 	}
 }
+
+// TestDriverDecimalTextPlaceholder: DECIMAL scans as text, so text is how a Go program sends
+// one back exactly — in a comparison or arithmetic as in an INSERT.
+func TestDriverDecimalTextPlaceholder(t *testing.T) {
+	db := sqlOpenT(t, "")
+	sqlExec(t, db, "CREATE TABLE m (id INT, amount DECIMAL(10,2))")
+	sqlExec(t, db, "INSERT INTO m VALUES (?, ?)", 1, "12.34")
+	var amount string
+	if err := db.QueryRow("SELECT amount FROM m WHERE amount = ?", amount+"12.34").Scan(&amount); err != nil || amount != "12.34" {
+		t.Fatalf("WHERE amount = '12.34': %q, %v", amount, err)
+	}
+	sqlExec(t, db, "UPDATE m SET amount = amount + ? WHERE id = ?", "0.01", "1")
+	if err := db.QueryRow("SELECT amount FROM m").Scan(&amount); err != nil || amount != "12.35" {
+		t.Fatalf("after amount + '0.01': %q, %v", amount, err)
+	}
+}

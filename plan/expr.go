@@ -358,6 +358,40 @@ var binaryOps = map[opcode.Op]string{
 	opcode.LogicAnd: "AND", opcode.LogicOr: "OR", opcode.IntDiv: "/",
 }
 
+// coerceText converts x, when it is a text constant (a literal or a placeholder's value),
+// to the type of the other operand of a comparison (a number, DATE, TIMESTAMP or BOOLEAN)
+// or arithmetic (a number), as PostgreSQL and DuckDB type an untyped literal or a parameter
+// from its context: `amount = ?` with "12.34" compares exactly with a DECIMAL. Text that is
+// not a value of that type is an error at n.
+func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec.Expr, error) {
+	c, ok := x.(*exec.Const)
+	if !ok || c.T.Kind != types.Varchar || c.V == nil {
+		return x, nil
+	}
+	to := other.Type()
+	switch op {
+	case "=", "<>", "<", "<=", ">", ">=":
+		if !to.IsNumeric() && to.Kind != types.Date && to.Kind != types.Timestamp && to.Kind != types.Bool {
+			return x, nil
+		}
+	case "+", "-", "*", "/", "%":
+		if !to.IsNumeric() {
+			return x, nil
+		}
+	default:
+		return x, nil
+	}
+	cast, err := exec.NewCast(c, to, false)
+	if err != nil {
+		return nil, b.wrap(n, err)
+	}
+	v, err := exec.EvalConst(cast)
+	if err != nil {
+		return nil, b.wrap(n, err)
+	}
+	return &exec.Const{V: v, T: to}, nil
+}
+
 func (b *Binder) bindBinary(n *ast.BinaryOperationExpr, s *scope) (exec.Expr, error) {
 	l, err := b.bindExpr(n.L, s)
 	if err != nil {
@@ -381,6 +415,12 @@ func (b *Binder) bindBinary(n *ast.BinaryOperationExpr, s *scope) (exec.Expr, er
 	op, ok := binaryOps[n.Op]
 	if !ok {
 		return nil, b.errAt(n, "operator %s is not supported", n.Op)
+	}
+	if l, err = b.coerceText(op, l, r, n.L); err != nil {
+		return nil, err
+	}
+	if r, err = b.coerceText(op, r, l, n.R); err != nil {
+		return nil, err
 	}
 	out, err := b.builtAt(n).expr(exec.NewBinary(op, l, r))
 	if err != nil {
