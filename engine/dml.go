@@ -82,7 +82,14 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 		return nil, err // cancelled before anything was stored
 	}
 	if err := e.insertBatch(t, b); err != nil {
-		return nil, err
+		return nil, nullAt(s, err, func(row, col int) (sql.Pos, bool) {
+			for k, c := range target {
+				if c == col && n.Lists != nil && row < len(n.Lists) {
+					return s.PosOf(n.Lists[row][k]), true
+				}
+			}
+			return sql.Pos{}, false
+		})
 	}
 	return &Result{RowsAffected: int64(b.N)}, nil
 }
@@ -169,7 +176,14 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 		b.Cols[i] = bl.Finish()
 	}
 	if err := e.insertBatch(t, b); err != nil {
-		return nil, err
+		return nil, nullAt(s, err, func(row, col int) (sql.Pos, bool) {
+			for k, c := range target {
+				if c == col {
+					return s.LitPos(s.Rows[row][k]), true
+				}
+			}
+			return sql.Pos{}, false
+		})
 	}
 	return &Result{RowsAffected: int64(b.N)}, nil
 }
@@ -408,6 +422,7 @@ func (e *Engine) commit(ch *table.Change, extra func(batchWriter)) error {
 }
 
 // validate checks NOT NULL columns; a NULL event time refuses the statement (SPEC.md §3).
+// The error is a *nullError, which an INSERT places at the value (nullAt).
 func (t *tableObj) validate(b *exec.Batch) error {
 	for i, c := range t.cols {
 		if a := b.Cols[i]; c.NotNull && a.NullN() > 0 {
@@ -415,13 +430,36 @@ func (t *tableObj) validate(b *exec.Batch) error {
 			for a.IsValid(row) {
 				row++
 			}
+			msg := fmt.Sprintf("column %s of %s is NOT NULL: NULL given in row %d", c.Name, t.name, row+1)
 			if i == t.wmCol {
-				return fmt.Errorf("event-time column %s of %s is NULL in row %d: the statement is refused and applies nothing", c.Name, t.name, row+1)
+				msg = fmt.Sprintf("event-time column %s of %s is NULL in row %d: the statement is refused and applies nothing", c.Name, t.name, row+1)
 			}
-			return fmt.Errorf("column %s of %s is NOT NULL: NULL given in row %d", c.Name, t.name, row+1)
+			return &nullError{row: row, col: i, msg: msg}
 		}
 	}
 	return nil
+}
+
+// nullError is a NULL in a NOT NULL column: row and col of the batch.
+type nullError struct {
+	row, col int
+	msg      string
+}
+
+func (e *nullError) Error() string { return e.msg }
+
+// nullAt places a *nullError of an INSERT at the row's value for the column (pos gives it,
+// ok false when the column was not given), else at the statement.
+func nullAt(s *sql.Stmt, err error, pos func(row, col int) (sql.Pos, bool)) error {
+	var ne *nullError
+	if !errors.As(err, &ne) {
+		return err
+	}
+	p, ok := pos(ne.row, ne.col)
+	if !ok {
+		p = s.Pos
+	}
+	return s.ErrorAtPos(p, "%s", ne.msg)
 }
 
 // change builds the one batch a table change reaches views as: the removed rows as
