@@ -559,12 +559,22 @@ func (s *viewStore) startSpill(p *state.Spill) {
 	s.bag = newRowBag()
 }
 
-// applySpilled adds a batch's weighted rows to the spilled rows.
+// applySpilled adds a batch's weighted rows to the spilled rows. In a view with a unique key
+// (plan.UniqueKey) a row's count is 0 or 1, so an insertion or a retraction is written
+// without reading the stored count.
 func (s *viewStore) applySpilled(b *exec.Batch) error {
 	for i := 0; i < b.N; i++ {
 		s.kb = exec.AllKey(s.kb[:0], b, i)
 		w := b.Weight(i)
 		s.n += w
+		if s.view.keyed && (w == 1 || w == -1) {
+			if w == 1 {
+				s.spill.Put(s.kb, one)
+			} else {
+				s.spill.Delete(s.kb)
+			}
+			continue
+		}
 		v, ok, err := s.spill.Get(s.kb)
 		if err != nil {
 			return err
@@ -584,6 +594,9 @@ func (s *viewStore) applySpilled(b *exec.Batch) error {
 	}
 	return nil
 }
+
+// one is a spilled row's count 1.
+var one = binary.AppendVarint(nil, 1)
 
 // each calls fn with every row and its count.
 func (s *viewStore) each(fn func(row []any, n int64)) {
