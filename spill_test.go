@@ -10,7 +10,7 @@ import (
 )
 
 // TestSpillBeyondMemoryLimit: with a memory limit far below their state, views move their
-// groups and rows to disk and stay equal to the batch answer, through retractions, a
+// groups, join state and rows to disk and stay equal to the batch answer, through retractions, a
 // checkpoint, more changes, and a restart that restores the spilled state and replays the
 // changes after the checkpoint.
 func TestSpillBeyondMemoryLimit(t *testing.T) {
@@ -18,10 +18,20 @@ func TestSpillBeyondMemoryLimit(t *testing.T) {
 	opts := []streamsql.Option{streamsql.WithMemoryLimit(4 << 20), streamsql.WithCheckpointInterval(-1)}
 	db := openT(t, path, opts...)
 	mustExec(t, db, "CREATE TABLE t (id BIGINT PRIMARY KEY, k BIGINT, v BIGINT, s VARCHAR)")
+	mustExec(t, db, "CREATE TABLE d (k BIGINT PRIMARY KEY, label VARCHAR)")
+	for k := 0; k < 60_000; k += 7_000 {
+		var rows []string
+		for i := k; i < k+7_000 && i < 60_000; i += 7 {
+			rows = append(rows, fmt.Sprintf("(%d, 'l%d')", i, i%11))
+		}
+		mustExec(t, db, "INSERT INTO d VALUES "+strings.Join(rows, ", "))
+	}
 	views := map[string]string{
 		"agg":  "SELECT k, COUNT(*) AS n, SUM(v) AS total, MIN(v) AS lo, MAX(s) AS hi FROM t GROUP BY k",
 		"dist": "SELECT k % 97 AS b, COUNT(DISTINCT k) AS d, AVG(v) AS a FROM t GROUP BY k % 97",
 		"proj": "SELECT id, k, v FROM t WHERE v % 3 = 0",
+		"jn":   "SELECT t.id, t.v, d.label FROM t JOIN d ON t.k = d.k WHERE t.id % 10 = 0",
+		"lj":   "SELECT d.k, d.label, x.id FROM d LEFT JOIN (SELECT id, k FROM t WHERE v < 500 AND id % 10 = 1) x ON x.k = d.k",
 	}
 	for name, q := range views {
 		mustExec(t, db, "CREATE MATERIALIZED VIEW "+name+" AS "+q)
@@ -56,12 +66,14 @@ func TestSpillBeyondMemoryLimit(t *testing.T) {
 	}
 	insert(100_000)
 	check("inserts")
-	if got := queryStrings(t, db, "SELECT name, spilled FROM system.views ORDER BY name"); strings.Join(got, ",") != "agg|true,dist|true,proj|true" {
+	if got := queryStrings(t, db, "SELECT name, spilled FROM system.views ORDER BY name"); strings.Join(got, ",") != "agg|true,dist|true,jn|true,lj|true,proj|true" {
 		t.Fatalf("views not spilled under a 4 MiB limit: %v", got)
 	}
 	mustExec(t, db, "CHECKPOINT")
 	insert(80_000) // upserts from row 150k on
 	mustExec(t, db, "DELETE FROM t WHERE k % 10 = 3")
+	mustExec(t, db, "DELETE FROM d WHERE k % 3 = 0")
+	mustExec(t, db, "INSERT INTO d VALUES (1, 'new'), (8, 'new')")
 	check("upserts and deletes")
 	mustExec(t, db, "CHECKPOINT")
 	insert(20_000)

@@ -50,6 +50,13 @@ type HashJoin struct {
 	sides [2]*joinSide
 	ended [2]bool
 	wms   [2]int64
+	// spill holds both sides' buckets once the engine spills this join (joinspill.go);
+	// resident lists the buckets in memory (true: changed since loaded), spillLoaded marks a
+	// checkpoint whose state was spilled, and spillErr a store read that failed.
+	spill       KeyedStore
+	resident    [2]map[string]bool
+	spillLoaded bool
+	spillErr    error
 }
 
 var _ Operator = (*HashJoin)(nil)
@@ -93,10 +100,7 @@ func (j *HashJoin) preserved(side int) bool {
 
 // Push implements Operator.
 func (j *HashJoin) Push(port int, m Msg) error {
-	if j.sides[0] == nil {
-		j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
-		j.wms = [2]int64{NoWatermark, NoWatermark}
-	}
+	j.init()
 	switch m.Kind {
 	case MsgWatermark:
 		j.wms[port] = max(j.wms[port], m.Watermark)
@@ -233,9 +237,6 @@ func (j *HashJoin) process(side int, b *Batch) error {
 	}
 	me, other := j.sides[side], j.sides[1-side]
 	keys := j.keyCols(side)
-	// Candidate pairs (row of b, entry of other), in row order, matched in chunks so that a
-	// large product is produced (and can be cancelled downstream) piece by piece.
-	var pi, pe []int32
 	rowKeys := make([]string, b.N)
 	nullKey := make([]bool, b.N)
 	matchOf := make([]int64, b.N)
@@ -249,6 +250,17 @@ func (j *HashJoin) process(side int, b *Batch) error {
 			kb = AppendKey(kb, b.Cols[c], i)
 		}
 		rowKeys[i] = string(kb)
+	}
+	if j.spill != nil {
+		if err := j.loadBuckets(side, rowKeys, nullKey); err != nil {
+			return err
+		}
+		defer j.evictIfFull()
+	}
+	// Candidate pairs (row of b, entry of other), in row order, matched in chunks so that a
+	// large product is produced (and can be cancelled downstream) piece by piece.
+	var pi, pe []int32
+	for i := 0; i < b.N; i++ {
 		if nullKey[i] {
 			continue
 		}
@@ -471,13 +483,16 @@ var _ Stateful = (*HashJoin)(nil)
 // SaveState implements Stateful: both sides' kept rows with their multiplicity, match
 // counts and clocks, and the ports' watermarks.
 func (j *HashJoin) SaveState(w *StateWriter) {
-	if j.sides[0] == nil {
-		j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
-		j.wms = [2]int64{NoWatermark, NoWatermark}
-	}
+	j.init()
 	w.Int(j.wms[0])
 	w.Int(j.wms[1])
 	w.Int(j.swept)
+	if j.spill != nil {
+		// The buckets go to the store, whose staged changes the checkpoint writes.
+		j.evictAll()
+		w.Int(-1)
+		return
+	}
 	for _, s := range j.sides {
 		n := 0
 		for _, r := range s.rows {
@@ -507,6 +522,10 @@ func (j *HashJoin) LoadState(r *StateReader) error {
 	for side, s := range j.sides {
 		keys := j.keyCols(side)
 		n := r.Len()
+		if n == -1 && side == 0 {
+			j.spillLoaded = true // the engine gives it its store (Spill)
+			return r.Err()
+		}
 		for k := 0; k < n && r.Err() == nil; k++ {
 			row := r.Row()
 			var kb, vb []byte
