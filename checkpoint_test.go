@@ -246,6 +246,12 @@ func TestCheckpointIncremental(t *testing.T) {
 			same(t, fmt.Sprint("reopened after round ", round), want, read(db))
 		}
 	}
+	// Reopened, a checkpoint still writes only what changed.
+	insert(10)
+	mustExec(t, db, "CHECKPOINT")
+	if inc := lastBytes(db); inc*20 > full {
+		t.Errorf("after a reopen, a checkpoint after 10 new rows wrote %d bytes, the first (20k rows) %d", inc, full)
+	}
 	db.Close()
 }
 

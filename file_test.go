@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql"
 )
@@ -110,4 +111,34 @@ func wantRows(t *testing.T, db *streamsql.DB, q, want string) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("%s:\ngot  %s\nwant %s", q, strings.Join(got, " "), want)
 	}
+}
+
+// TestFileSourceLongAndPartialLines: a line too long to read becomes one bad record and the
+// lines after it are read; a line written in two pieces with a pause between is one row.
+func TestFileSourceLongAndPartialLines(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.json")
+	long := `{"a": 1, "pad": "` + strings.Repeat("x", 5<<20) + `"}` + "\n"
+	if err := os.WriteFile(in, []byte(long+`{"a": 2}`+"\n"+`{"a": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, fmt.Sprintf(`CREATE TABLE t (a BIGINT) WITH (connector = 'file', path = '%s')`, in))
+	waitPosition(t, db, "t", int64(len(long)+len(`{"a": 2}`+"\n")))
+	time.Sleep(300 * time.Millisecond) // the writer pauses mid-line
+	f, err := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("3}\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	waitPosition(t, db, "t", int64(len(long)+len(`{"a": 2}`+"\n"+`{"a": 3}`+"\n")))
+	wantRows(t, db, "SELECT a FROM t ORDER BY a", "[2] [3]")
+	wantRows(t, db, "SELECT source_offset, error FROM system.bad_records", fmt.Sprintf("[0 a line longer than %d bytes]", 4<<20))
 }

@@ -423,9 +423,7 @@ func (e *Engine) recover() error {
 			return nil
 		}})
 	}
-	err = e.replayMerged(cs)
-	e.flushLate()
-	if err != nil {
+	if err := e.replayMerged(cs); err != nil {
 		return err
 	}
 	for _, c := range cs {
@@ -442,6 +440,7 @@ func (e *Engine) recover() error {
 			}
 		}
 	}
+	e.flushLate()
 	return nil
 }
 

@@ -149,16 +149,18 @@ func (e *Engine) deliver(queue []queued) error {
 		}
 		queue = queue[n:]
 		deliver := mergeSmall(steps)
-		if e.split != nil && q.insertOnly && steps[0].b != nil {
+		if e.split != nil && q.insertOnly {
 			parts := make([]*exec.Batch, len(steps))
 			for i, s := range steps {
 				parts[i] = s.b
 			}
-			deliver = nil
-			for _, b := range e.splitBatch(exec.ConcatChanges(parts...), q.t.types()) {
-				deliver = append(deliver, step{b, exec.NoWatermark})
+			if all := exec.ConcatChanges(parts...); all != nil {
+				deliver = nil
+				for _, b := range e.splitBatch(all, q.t.types()) {
+					deliver = append(deliver, step{b, exec.NoWatermark})
+				}
+				deliver[len(deliver)-1].wm = steps[len(steps)-1].wm
 			}
-			deliver[len(deliver)-1].wm = steps[len(steps)-1].wm
 		}
 		for _, l := range q.t.listeners {
 			if err := l.deliver(deliver); err != nil && firstErr == nil {

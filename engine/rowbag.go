@@ -119,6 +119,18 @@ func (r *rowBag) add(kb []byte, w int64) {
 	}
 }
 
+// addStored adds one occurrence of row kb that the store holds already: the row is marked
+// stored, and the change is not listed as one to write (unless the row is listed already).
+func (r *rowBag) addStored(kb []byte) {
+	h := r.hash(kb)
+	j, ok := r.find(kb, h)
+	if !ok {
+		j = r.insert(kb, h)
+	}
+	r.slots[j].count++
+	r.slots[j].flags |= slotStored
+}
+
 // place copies an encoding into the arena and returns where it is.
 func (r *rowBag) place(kb []byte) (chunk, off uint32) {
 	last := len(r.chunks) - 1

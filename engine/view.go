@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,13 +169,13 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 	}
 	e.views[strings.ToLower(v.name)] = v
 	if backfill {
-		err := e.backfill(v, df.Sources)
-		e.flushLate()
-		if err != nil {
+		if err := e.backfill(v, df.Sources); err != nil {
+			v.late = nil // the view is not created: nor are its late rows
 			delete(e.views, strings.ToLower(v.name))
 			e.unwire(v)
 			return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
 		}
+		e.flushLate()
 	}
 	return v, nil
 }
@@ -331,6 +330,9 @@ func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 		}
 		r := lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js}
 		key := fmt.Sprint(table, "\x00", lr.EventTime, "\x00", js)
+		if js == "" {
+			key += fmt.Sprint(lr.Row)
+		}
 		p, ok := v.late[key]
 		if !ok {
 			if v.late == nil {
@@ -530,15 +532,17 @@ func (s *viewStore) consolidate() {
 		return
 	}
 	s.consolidated = true
-	for _, b := range s.appended {
-		s.apply(b)
+	for i, b := range s.appended {
+		for r := 0; r < b.N; r++ {
+			s.kb = exec.AllKey(s.kb[:0], b, r)
+			if i < s.saved {
+				s.bag.addStored(s.kb) // in the log already: only a later change is logged
+			} else {
+				s.bag.add(s.kb, 1)
+			}
+		}
 	}
 	s.appended, s.saved = nil, 0
-	if s.segs > 0 {
-		// The log's appended rows are not marked stored in the bag, so a later removal of
-		// one would not be logged: the next checkpoint rewrites the log as the bag's rows.
-		s.logBytes = math.MaxInt64 / 2
-	}
 }
 
 // apply adds a batch's weighted rows to the bag.

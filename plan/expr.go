@@ -361,8 +361,9 @@ var binaryOps = map[opcode.Op]string{
 // coerceText converts x, when it is a text constant (a literal or a placeholder's value),
 // to the type of the other operand of a comparison (a number, DATE, TIMESTAMP or BOOLEAN)
 // or arithmetic (a number), as PostgreSQL and DuckDB type an untyped literal or a parameter
-// from its context: `amount = ?` with "12.34" compares exactly with a DECIMAL. Text that is
-// not a value of that type is an error at n.
+// from its context: `amount = ?` with "12.34" compares exactly with a DECIMAL. A number
+// keeps the precision its text has (numericText). Text that is not a value of that type is
+// an error at n.
 func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec.Expr, error) {
 	c, ok := x.(*exec.Const)
 	if !ok || c.T.Kind != types.Varchar || c.V == nil {
@@ -381,6 +382,9 @@ func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec
 	default:
 		return x, nil
 	}
+	if to.IsNumeric() {
+		to = numericText(c.V.(string))
+	}
 	cast, err := exec.NewCast(c, to, false)
 	if err != nil {
 		return nil, b.wrap(n, err)
@@ -390,6 +394,31 @@ func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec
 		return nil, b.wrap(n, err)
 	}
 	return &exec.Const{V: v, T: to}, nil
+}
+
+// numericText is the type a number written as text needs, as a literal of the same text
+// would have: BIGINT for an integer, DECIMAL with its own digits for a decimal fraction, else
+// DOUBLE — so comparing or computing with it loses nothing to the other operand's scale.
+func numericText(t string) types.T {
+	t = strings.TrimLeft(strings.TrimSpace(t), "+-")
+	whole, frac, dot := strings.Cut(t, ".")
+	digits := func(s string) bool {
+		for _, r := range s {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case !digits(whole) || !digits(frac) || whole+frac == "":
+		return types.TDouble
+	case !dot && len(whole) <= 18:
+		return types.TBigInt
+	case len(whole)+len(frac) <= types.MaxDecimalPrecision:
+		return types.DecimalOf(max(1, len(whole)+len(frac)), len(frac))
+	}
+	return types.TDouble
 }
 
 func (b *Binder) bindBinary(n *ast.BinaryOperationExpr, s *scope) (exec.Expr, error) {

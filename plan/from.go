@@ -822,9 +822,10 @@ func EventTimeCol(n Node) int {
 }
 
 // UniqueKey returns the columns of n's output that identify its rows — an aggregate's group
-// keys (a window aggregate's window_start or window_end may stand for both), or a scanned
-// table's primary key, passed on unchanged through filters and projections — with ok false
-// when none is known. An aggregate without keys has one row: its key is empty.
+// keys (a window aggregate's window_end, or but for CUMULATE its window_start, may stand for
+// both), or a scanned table's primary key, passed on unchanged through filters and
+// projections — with ok false when none is known. An aggregate without keys has one row: its
+// key is empty.
 func UniqueKey(n Node) (key []int, ok bool) {
 	base := n
 	for {
@@ -861,17 +862,14 @@ func UniqueKey(n Node) (key []int, ok bool) {
 	for _, p := range parts {
 		found := out(p)
 		if a, ok := base.(*Aggregate); found < 0 && ok && a.Window != nil {
-			// A window's start and its end determine each other (for a key's sessions too,
-			// which never overlap): one of them is enough.
-			switch p {
-			case a.Window.StartKey:
-				if out(a.Window.EndKey) >= 0 {
-					continue
-				}
-			case a.Window.EndKey:
-				if out(a.Window.StartKey) >= 0 {
-					continue
-				}
+			// A window's end determines its start, and, but for CUMULATE (windows of one
+			// start end at each step), its start its end (a key's sessions never overlap):
+			// then one of them is enough.
+			switch {
+			case p == a.Window.StartKey && out(a.Window.EndKey) >= 0:
+				continue
+			case p == a.Window.EndKey && a.Window.TVF.Kind != sql.Cumulate && out(a.Window.StartKey) >= 0:
+				continue
 			}
 		}
 		if found < 0 {

@@ -124,6 +124,9 @@ func (s *Store) copyTo(dir string) error {
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		os.RemoveAll(dir) // no half copy left behind
+	}
 	return err
 }
 

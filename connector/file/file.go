@@ -6,8 +6,9 @@
 // The position is the byte offset after the last record taken; the engine commits it with
 // the rows, so after a crash reading resumes exactly after the last committed record. A
 // record that cannot become a row is handed over as a bad record (its offset is its line's
-// byte offset) and reading goes on. A last line without its newline is taken once the file
-// has not grown for a poll: it is then whole, not a line being written.
+// byte offset) and reading goes on; so is a line longer than 4 MiB. A last line without its
+// newline is taken once the file has not changed for a second: it is then whole, not a line
+// being written.
 package file
 
 import (
@@ -40,9 +41,10 @@ type Source struct {
 	off  int64 // the offset of the next record
 	size int64 // the file's size when last looked at
 	buf  []byte
-	// tail is the size at which a last line without a newline was seen: if the file has
-	// not grown by the next poll, the line is taken.
-	tail int64
+	// changed is when the file's size last changed; skipping is set while the rest of a line
+	// too long to read is skipped.
+	changed  time.Time
+	skipping bool
 }
 
 // OpenSource checks the options and the file and positions the source at pos (from a
@@ -54,7 +56,7 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if !ok || strings.TrimSpace(path) == "" {
 		return nil, fmt.Errorf("file: option 'path' is required: the file to read")
 	}
-	s := &Source{path: path, dec: connector.NewDecoder(cols), tail: -1}
+	s := &Source{path: path, dec: connector.NewDecoder(cols)}
 	if f, ok := o.Take("format"); ok {
 		switch strings.ToLower(strings.TrimSpace(f)) {
 		case "json":
@@ -110,12 +112,12 @@ func (s *Source) Close() { s.f.Close() }
 // done ctx returns an empty chunk and no error.
 func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 	for {
-		lines, offs, err := s.read(max)
+		lines, offs, bad, err := s.read(max)
 		if err != nil {
 			return connector.Chunk{}, fmt.Errorf("file %s: %w", s.path, err)
 		}
-		if len(lines) > 0 {
-			return s.decode(lines, offs), nil
+		if len(lines) > 0 || len(bad) > 0 {
+			return s.decode(lines, offs, bad), nil
 		}
 		select {
 		case <-ctx.Done():
@@ -125,56 +127,74 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 	}
 }
 
+// maxLine is the longest line read; a longer one is a bad record (its start kept).
+const maxLine = 4 << 20
+
+// tailWait is how long the file must stay unchanged before a last line without its newline
+// is taken: a writer that flushes a line in pieces has had its chance to finish it.
+const tailWait = time.Second
+
 // read returns up to max whole lines from the offset (without their line ends), each with
-// its offset, and moves the offset past them.
-func (s *Source) read(max int) (lines [][]byte, offs []int64, err error) {
+// its offset, and the lines too long to read as bad records, and moves the offset past them.
+func (s *Source) read(max int) (lines [][]byte, offs []int64, bad []connector.BadRecord, err error) {
 	st, err := s.f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if st.Size() < s.off {
-		return nil, nil, fmt.Errorf("the file shrank below the position read (%d bytes): it was truncated or replaced", s.off)
+		return nil, nil, nil, fmt.Errorf("the file shrank below the position read (%d bytes): it was truncated or replaced", s.off)
 	}
-	grown := st.Size() != s.size
-	s.size = st.Size()
+	if st.Size() != s.size {
+		s.size, s.changed = st.Size(), time.Now()
+	}
 	if s.size == s.off {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	n := min(s.size-s.off, 4<<20)
+	n := min(s.size-s.off, maxLine)
 	if int64(cap(s.buf)) < n {
 		s.buf = make([]byte, n)
 	}
 	buf := s.buf[:n]
 	if _, err := s.f.ReadAt(buf, s.off); err != nil && err != io.EOF {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for len(lines) < max && len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			if s.off+int64(len(buf)) < s.size || int64(len(buf)) == 4<<20 {
-				break // the rest comes with the next read
+		switch {
+		case i >= 0:
+		case len(buf) == maxLine:
+			// No newline in a whole window: the line is too long. Skip it (the rest of it
+			// follows as the next window's start, skipped too until its newline).
+			if !s.skipping {
+				bad = append(bad, connector.BadRecord{Offset: s.off, Err: fmt.Sprintf("a line longer than %d bytes", maxLine), Value: bytes.Clone(buf[:4096])})
 			}
-			// A last line without its newline: take it once the file stopped growing.
-			if grown || s.tail != s.size {
-				s.tail = s.size
-				break
-			}
+			s.skipping = true
+			s.off += int64(len(buf))
+			return lines, offs, bad, nil
+		case s.off+int64(len(buf)) < s.size:
+			return lines, offs, bad, nil // the rest comes with the next read
+		case time.Since(s.changed) < tailWait:
+			return lines, offs, bad, nil // a last line without its newline: maybe being written
+		default:
 			i = len(buf)
 		}
 		line := bytes.TrimSuffix(buf[:i], []byte{'\r'})
-		if len(bytes.TrimSpace(line)) > 0 {
+		if s.skipping {
+			s.skipping = false // the end of a line too long
+		} else if len(bytes.TrimSpace(line)) > 0 {
 			lines = append(lines, bytes.Clone(line))
 			offs = append(offs, s.off)
 		}
 		s.off += int64(min(i+1, len(buf)))
 		buf = buf[min(i+1, len(buf)):]
 	}
-	return lines, offs, nil
+	return lines, offs, bad, nil
 }
 
-// decode turns lines into a chunk: rows, and the lines that are not rows as bad records.
-func (s *Source) decode(lines [][]byte, offs []int64) connector.Chunk {
-	var ch connector.Chunk
+// decode turns lines into a chunk: rows, and the lines that are not rows as bad records
+// (after bad, the lines too long to read).
+func (s *Source) decode(lines [][]byte, offs []int64, bad []connector.BadRecord) connector.Chunk {
+	ch := connector.Chunk{Bad: bad}
 	var rows [][]any
 	for i, line := range lines {
 		var row []any
