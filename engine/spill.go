@@ -8,14 +8,15 @@ import (
 )
 
 // Spilling keeps the engine under its memory limit (Options.MemoryLimit). The state that
-// grows with distinct keys — a non-windowed aggregate's groups and a view's rows — moves to
+// grows with distinct keys — a non-windowed aggregate's groups, a regular join's rows and a
+// view's rows — moves to
 // the store once the live heap passes a quarter of the limit (the garbage collector lets the
 // heap grow to twice what is live): every view then keeps it there (state.Spill: the last
 // checkpoint's values in Pebble, the changes since staged in memory, encoded). A checkpoint
 // writes the staged changes in its one batch; once they take 1/16 of the limit, the next
-// holder of the engine's lock after the delivery takes a checkpoint early. Windowed state (freed by the
-// watermark), join state (bounded by the watermark or 'state.ttl') and tables (their own
-// cache) are not spilled.
+// holder of the engine's lock after the delivery takes a checkpoint early. Windowed state
+// (freed by the watermark), interval or TTL joins' state (bounded by the watermark or
+// 'state.ttl') and tables (their own cache) are not spilled.
 
 // spillStore is a view's store for operator op (0: its rows; i+1: v.state[i]).
 func (e *Engine) spillStore(v *viewObj, op int) *state.Spill {
