@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -249,6 +250,20 @@ func (o *Options) Take(key string) (string, bool) {
 
 func (o *Options) errorf(key, expected string) error {
 	return fmt.Errorf("%s: option '%s' = '%s': expected %s", o.conn, key, o.m[key], expected)
+}
+
+// Choice reads an option whose value is one of choices (any case), returned lower-cased, or
+// def when absent.
+func (o *Options) Choice(key, def string, choices ...string) (string, error) {
+	v, ok := o.Take(key)
+	if !ok {
+		return def, nil
+	}
+	c := strings.ToLower(strings.TrimSpace(v))
+	if !slices.Contains(choices, c) {
+		return "", o.errorf(key, "'"+strings.Join(choices, "' or '")+"'")
+	}
+	return c, nil
 }
 
 // int reads an integer option in [lo, hi], or def when absent.

@@ -56,16 +56,11 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if !ok || strings.TrimSpace(path) == "" {
 		return nil, fmt.Errorf("file: option 'path' is required: the file to read")
 	}
-	s := &Source{path: path, dec: connector.NewDecoder(cols)}
-	if f, ok := o.Take("format"); ok {
-		switch strings.ToLower(strings.TrimSpace(f)) {
-		case "json":
-		case "csv":
-			s.csv = true
-		default:
-			return nil, fmt.Errorf("file: option 'format' = '%s': expected 'json' or 'csv'", f)
-		}
+	format, err := o.Choice("format", "json", "json", "csv")
+	if err != nil {
+		return nil, err
 	}
+	s := &Source{path: path, dec: connector.NewDecoder(cols), csv: format == "csv"}
 	if err := o.RejectUnused(Options); err != nil {
 		return nil, err
 	}

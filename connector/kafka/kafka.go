@@ -51,8 +51,8 @@ func common(o *connector.Options) (topic string, brokers []string, err error) {
 			brokers = append(brokers, s)
 		}
 	}
-	if f, ok := o.Take("format"); ok && !strings.EqualFold(strings.TrimSpace(f), "json") {
-		return "", nil, fmt.Errorf("kafka: option 'format' = '%s': expected 'json'", f)
+	if _, err := o.Choice("format", "json", "json"); err != nil {
+		return "", nil, err
 	}
 	return topic, brokers, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -42,16 +41,12 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{topic: topic, dec: connector.NewDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{}, paused: map[int32]bool{}}
-	if m, ok := o.Take("scan.startup.mode"); ok {
-		switch strings.ToLower(strings.TrimSpace(m)) {
-		case "earliest-offset":
-		case "latest-offset":
-			s.latest = true
-		default:
-			return nil, fmt.Errorf("kafka: option 'scan.startup.mode' = '%s': expected 'earliest-offset' or 'latest-offset'", m)
-		}
+	mode, err := o.Choice("scan.startup.mode", "earliest-offset", "earliest-offset", "latest-offset")
+	if err != nil {
+		return nil, err
 	}
+	s := &Source{topic: topic, dec: connector.NewDecoder(cols), next: map[int32]int64{}, high: map[int32]int64{},
+		paused: map[int32]bool{}, latest: mode == "latest-offset"}
 	if err := o.RejectUnused(sourceOptions); err != nil {
 		return nil, err
 	}
