@@ -329,7 +329,7 @@ func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 			js = rowJSON(names, ts, lr.Row[:len(names)])
 		}
 		r := lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js}
-		key := fmt.Sprint(table, "\x00", lr.EventTime, "\x00", js)
+		key := fmt.Sprint(table, "\x00", lr.EventTime, "\x00", lr.Watermark, "\x00", js)
 		if js == "" {
 			key += fmt.Sprint(lr.Row)
 		}
