@@ -82,6 +82,12 @@ type HashAgg struct {
 	groups  map[string]int32
 	intKeys map[int64]int32
 	arrKeys intTable
+	// wins replaces arrKeys in a windowed aggregate: a table per window (by window_end), so a
+	// lookup touches a small table and a complete window's keys go at once; lastWin caches
+	// the last windows used, spareWins keeps complete windows' tables, emptied, for reuse.
+	wins      map[int64]*intTable
+	lastWin   []winTable
+	spareWins []*intTable
 	// dense indexes one-column int keys in a narrow range directly (group id + 1).
 	dense     []int32
 	denseBase int64
@@ -116,6 +122,7 @@ func (h *HashAgg) init() {
 	h.groups = map[string]int32{}
 	h.intKeys = map[int64]int32{}
 	h.arrKeys = intTable{}
+	h.wins = map[int64]*intTable{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
 		h.accs[i] = newAccumulator(a, h.Retract)
@@ -218,6 +225,14 @@ func (h *HashAgg) fire(w int64) error {
 		delete(h.byEnd, e)
 	}
 	h.release(done)
+	for _, e := range ends {
+		if t := h.wins[e]; t != nil && len(h.spareWins) < 16 {
+			t.reset()
+			h.spareWins = append(h.spareWins, t)
+		}
+		delete(h.wins, e)
+	}
+	h.lastWin = h.lastWin[:0]
 	return nil
 }
 
@@ -453,6 +468,42 @@ func (h *HashAgg) live(gs []int32) []int32 {
 	return out
 }
 
+// winTable is a window's key table, by its window_end.
+type winTable struct {
+	end int64
+	t   *intTable
+}
+
+// keyTable is the table a multi-column int key is found in: arrKeys, or in a windowed
+// aggregate its window's.
+func (h *HashAgg) keyTable(key [4]int64) *intTable {
+	if !h.Windowed {
+		return &h.arrKeys
+	}
+	end := key[h.WindowEnd]
+	for _, w := range h.lastWin {
+		if w.end == end {
+			return w.t
+		}
+	}
+	t, ok := h.wins[end]
+	if !ok {
+		// A complete window's table, emptied, has the size the next one likely needs.
+		if n := len(h.spareWins); n > 0 {
+			t, h.spareWins = h.spareWins[n-1], h.spareWins[:n-1]
+		} else {
+			t = &intTable{}
+		}
+		h.wins[end] = t
+	}
+	if len(h.lastWin) == 8 {
+		copy(h.lastWin, h.lastWin[1:])
+		h.lastWin = h.lastWin[:7]
+	}
+	h.lastWin = append(h.lastWin, winTable{end, t})
+	return t
+}
+
 // intKeyed reports whether the keys are 1 to 4 int64 columns: such a key without NULLs is
 // looked up by value (intKeys for one column, arrKeys for several) instead of as an encoded
 // string. A key with a NULL always takes the string map, so each key has one home.
@@ -503,10 +554,11 @@ func (h *HashAgg) assign(b *Batch) {
 			for k, c := range cols {
 				key[k] = c[i]
 			}
-			g, ok := h.arrKeys.get(key)
+			t := h.keyTable(key)
+			g, ok := t.get(key)
 			if !ok {
 				g = h.newIntGroup(key)
-				h.arrKeys.put(key, g)
+				t.put(key, g)
 			}
 			h.gids = append(h.gids, g)
 		}
@@ -609,7 +661,9 @@ func (h *HashAgg) forget(g int32) {
 	case len(h.Keys) == 1:
 		delete(h.intKeys, arr[0])
 	default:
-		h.arrKeys.del(arr)
+		if !h.Windowed { // a windowed aggregate drops a complete window's table at once
+			h.arrKeys.del(arr)
+		}
 	}
 }
 
@@ -726,7 +780,7 @@ func (h *HashAgg) remember(key []any) int32 {
 			h.denseOff = true
 			h.intKeys[arr[0]] = g
 		} else {
-			h.arrKeys.put(arr, g)
+			h.keyTable(arr).put(arr, g)
 		}
 		return g
 	}

@@ -91,3 +91,10 @@ func (t *intTable) grow() {
 		}
 	}
 }
+
+// reset empties the table, keeping its size (a window's table reused for the next window).
+func (t *intTable) reset() {
+	clear(t.keys)
+	clear(t.vals)
+	t.n = 0
+}
