@@ -46,7 +46,7 @@ type Options struct {
 	// back from the store); 0 is 1/16 of MemoryLimit.
 	CacheSize int64
 	// MemoryLimit is the memory the engine aims to stay under; 0 is a quarter of the
-	// machine's. Past a quarter of it live, views' unbounded state spills to the store
+	// machine's. Past an eighth of it live, views' unbounded state spills to the store
 	// (spill.go); the default cache sizes derive from it.
 	MemoryLimit int64
 	goLimitSet  bool // Open set the Go runtime's memory limit (Close lifts it)

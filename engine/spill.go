@@ -9,9 +9,9 @@ import (
 
 // Spilling keeps the engine under its memory limit (Options.MemoryLimit). The state that
 // grows with distinct keys — a non-windowed aggregate's groups, a regular join's rows and a
-// view's rows — moves to
-// the store once the live heap passes a quarter of the limit (the garbage collector lets the
-// heap grow to twice what is live): every view then keeps it there (state.Spill: the last
+// view's rows — moves to the store once the live heap passes an eighth of the limit (the
+// garbage collector lets the heap grow to twice what is live, and moving the state to the
+// store briefly holds it twice): every view then keeps it there (state.Spill: the last
 // checkpoint's values in Pebble, the changes since staged in memory, encoded). A checkpoint
 // writes the staged changes in its one batch; once they take 1/16 of the limit, the next
 // holder of the engine's lock after the delivery takes a checkpoint early. Windowed state
@@ -54,11 +54,11 @@ func (e *Engine) resumeSpilled(v *viewObj) {
 	}
 }
 
-// checkMemory spills every view once the live heap passes half the memory limit, and asks
-// for an early checkpoint once the spilled changes staged since the last one pass an eighth
-// of it. It runs after each delivery, under the flow lock.
+// checkMemory spills every view once the live heap passes an eighth of the memory limit,
+// and asks for an early checkpoint once the spilled changes staged since the last one pass a
+// sixteenth of it. It runs after each delivery, under the flow lock.
 func (e *Engine) checkMemory() {
-	if heapLive() > e.opts.MemoryLimit/4 {
+	if heapLive() > e.opts.MemoryLimit/8 {
 		for _, v := range e.views {
 			e.spillView(v)
 		}

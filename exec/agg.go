@@ -93,10 +93,10 @@ type HashAgg struct {
 	denseBase int64
 	denseOff  bool
 	// A group's key is kept boxed in keyRows (found through groups), or, when it is 1 to 4
-	// int64 columns without NULLs, unboxed in intRows (keyRows nil; found through dense,
+	// int64 columns without NULLs, unboxed in ints, len(Keys) values per group (found through dense,
 	// intKeys or arrKeys). inUse marks the slots that hold a group.
-	keyRows [][]any
-	intRows [][4]int64
+	keyRows map[int32][]any
+	ints    []int64
 	inUse   []bool
 	counts  []int64
 	accs    []accumulator
@@ -123,6 +123,7 @@ func (h *HashAgg) init() {
 	h.intKeys = map[int64]int32{}
 	h.arrKeys = intTable{}
 	h.wins = map[int64]*intTable{}
+	h.keyRows = map[int32][]any{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
 		h.accs[i] = newAccumulator(a, h.Retract)
@@ -147,8 +148,7 @@ func (h *HashAgg) slot() int32 {
 		}
 	} else {
 		g = int32(len(h.counts))
-		h.keyRows = append(h.keyRows, nil)
-		h.intRows = append(h.intRows, [4]int64{})
+		h.ints = append(h.ints, make([]int64, len(h.Keys))...)
 		h.inUse = append(h.inUse, false)
 		h.counts = append(h.counts, 0)
 		h.mark = append(h.mark, false)
@@ -175,7 +175,7 @@ func (h *HashAgg) newGroup(key []any) int32 {
 // newIntGroup makes a group with an unboxed int key (see intRows).
 func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 	g := h.slot()
-	h.intRows[g] = key
+	copy(h.ints[int(g)*len(h.Keys):], key[:len(h.Keys)])
 	if h.Windowed {
 		h.byEnd[key[h.WindowEnd]] = append(h.byEnd[key[h.WindowEnd]], g)
 	}
@@ -184,12 +184,12 @@ func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 
 // key returns group g's key values.
 func (h *HashAgg) key(g int32) []any {
-	if k := h.keyRows[g]; k != nil {
+	if k, ok := h.keyRows[g]; ok {
 		return k
 	}
 	key := make([]any, len(h.Keys))
 	for i := range key {
-		key[i] = h.intRows[g][i]
+		key[i] = h.ints[int(g)*len(h.Keys)+i]
 	}
 	return key
 }
@@ -272,7 +272,8 @@ func (h *HashAgg) expire(w int64) error {
 func (h *HashAgg) release(gs []int32) {
 	for _, g := range gs {
 		h.forget(g)
-		h.keyRows[g], h.inUse[g] = nil, false
+		delete(h.keyRows, g)
+		h.inUse[g] = false
 		h.counts[g] = 0
 		if g < int32(len(h.seen)) {
 			h.seen[g] = NoWatermark
@@ -645,7 +646,7 @@ func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 
 // forget removes group g's key from the map that holds it.
 func (h *HashAgg) forget(g int32) {
-	if key := h.keyRows[g]; key != nil {
+	if key, ok := h.keyRows[g]; ok {
 		var kb []byte
 		for _, v := range key {
 			kb = AppendValueKey(kb, v)
@@ -653,7 +654,8 @@ func (h *HashAgg) forget(g int32) {
 		delete(h.groups, string(kb))
 		return
 	}
-	arr := h.intRows[g]
+	var arr [4]int64
+	copy(arr[:], h.ints[int(g)*len(h.Keys):int(g+1)*len(h.Keys)])
 	switch {
 	case len(h.Keys) == 0:
 	case len(h.Keys) == 1 && h.dense != nil:
@@ -674,14 +676,14 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 	}
 	out := &Batch{N: len(gs), Cols: make([]arrow.Array, 0, len(h.Keys)+len(h.Aggs))}
 	boxed := false
-	for _, g := range gs {
-		boxed = boxed || h.keyRows[g] != nil
+	for i := 0; i < len(gs) && len(h.keyRows) > 0 && len(h.Keys) > 0 && !boxed; i++ {
+		_, boxed = h.keyRows[gs[i]]
 	}
 	for k, t := range h.KeyT {
 		if !boxed {
 			vals := make([]int64, len(gs))
 			for i, g := range gs {
-				vals[i] = h.intRows[g][k]
+				vals[i] = h.ints[int(g)*len(h.Keys)+k]
 			}
 			out.Cols = append(out.Cols, NewInt64(vals, nil))
 			continue
