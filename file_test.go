@@ -142,3 +142,25 @@ func TestFileSourceLongAndPartialLines(t *testing.T) {
 	wantRows(t, db, "SELECT a FROM t ORDER BY a", "[2] [3]")
 	wantRows(t, db, "SELECT source_offset, error FROM system.bad_records", fmt.Sprintf("[0 a line longer than %d bytes]", 4<<20))
 }
+
+// TestFileSourceFlush: FLUSH makes what a file holds when it starts reach the table and its
+// views, as it does the rows INSERT wrote.
+func TestFileSourceFlush(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "t.json")
+	var sb strings.Builder
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&sb, `{"k": %d, "ts": %d}`+"\n", i%7, 1704067200000+int64(i))
+	}
+	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, fmt.Sprintf(`CREATE TABLE f (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (connector = 'file', path = '%s')`, in))
+	mustExec(t, db, "CREATE MATERIALIZED VIEW c AS SELECT k, COUNT(*) AS n FROM f GROUP BY k")
+	mustExec(t, db, "FLUSH")
+	wantRows(t, db, "SELECT SUM(n), COUNT(*) FROM c", "[5000 7]")
+}

@@ -314,6 +314,11 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if s.Kind == sql.KindFlush {
+		if err := e.awaitFiles(ctx); err != nil {
+			return nil, err
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer func() {

@@ -34,6 +34,8 @@ type feeder struct {
 	retry  error
 	offset int64
 	lag    int64
+	// size, for a file table, is its file's size now: FLUSH waits for offset to reach it.
+	size func() int64
 }
 
 func offsetKey(t *tableObj) string { return "offset/" + strconv.FormatUint(t.entry.ID, 10) }
@@ -100,6 +102,9 @@ func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	f := &feeder{cancel: cancel, done: make(chan struct{}), lag: -1}
 	if src.log != nil {
 		f.offset = src.log.Offset()
+		if fs, ok := src.log.(*file.Source); ok {
+			f.size = fs.Size
+		}
 	} else {
 		f.offset = src.gen.Offset()
 	}
@@ -335,6 +340,47 @@ func (f *feeder) status() string {
 		return "retrying: " + f.retry.Error()
 	}
 	return "running"
+}
+
+// flushFileWait bounds how long FLUSH waits for file tables to read their files.
+const flushFileWait = 30 * time.Second
+
+// awaitFiles waits until every file table has read its file as far as the file stood when
+// it was called (or its source stopped), so FLUSH makes what a file holds reach the views, as
+// it does rows that INSERT wrote. The engine's lock is not held: the feeders need it.
+func (e *Engine) awaitFiles(ctx context.Context) error {
+	type wait struct {
+		f      *feeder
+		target int64
+	}
+	var waits []wait
+	e.mu.Lock()
+	for _, t := range e.tables {
+		if f := t.feeder; f != nil && f.size != nil {
+			waits = append(waits, wait{f, f.size()})
+		}
+	}
+	e.mu.Unlock()
+	deadline := time.Now().Add(flushFileWait)
+	for _, w := range waits {
+		for {
+			e.mu.Lock()
+			done := w.f.offset >= w.target || w.f.err != nil || w.f.eof || e.closed
+			e.mu.Unlock()
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("FLUSH: a file table has not read its file after %s (system.sources says why)", flushFileWait)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	return nil
 }
 
 // kafkaCheckTimeout bounds how long CREATE TABLE or CREATE SINK waits for the brokers.

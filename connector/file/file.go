@@ -82,6 +82,16 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	return s, nil
 }
 
+// Size is the file's size now (0 if it cannot be read). Unlike the rest of Source it may be
+// called from any goroutine.
+func (s *Source) Size() int64 {
+	st, err := os.Stat(s.path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // Partitions is 1: a file is one ordered log.
 func (s *Source) Partitions() int { return 1 }
 
