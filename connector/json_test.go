@@ -1,6 +1,8 @@
 package connector
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strings"
 	"testing"
@@ -71,20 +73,30 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// FuzzDecode: any bytes give a row of the table's width with its NOT NULL column set, or an
-// error — never a panic.
+// FuzzDecode: any bytes, read as a JSON object or as a CSV line, give a row of the table's
+// width with its NOT NULL column set, or an error — never a panic.
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "price": 1.25, "ts": "2024-01-01 00:00:00", "name": "x"}`))
 	f.Add([]byte(`{"id": -1, "small": 7, "ok": false, "day": "1999-12-31", "ratio": -0.5}`))
 	f.Add([]byte(`{"id": 1, "name": "\u00e9\ud800"}`))
+	f.Add([]byte(`1,7,12.50,0.5,TRUE,"a, ""b""",2024-01-01 00:00:00.5,2024-01-02`))
+	f.Add([]byte(`2,,,,,,,`))
 	d := NewDecoder(testCols)
+	check := func(t *testing.T, how string, b []byte, row []any) {
+		if len(row) != len(testCols) || row[0] == nil {
+			t.Fatalf("decoded %q as %s to %v", b, how, row)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		row, err := d.DecodeJSON(b)
+		if row, err := d.DecodeJSON(b); err == nil {
+			check(t, "JSON", b, row)
+		}
+		fields, err := csv.NewReader(bytes.NewReader(b)).Read()
 		if err != nil {
 			return
 		}
-		if len(row) != len(testCols) || row[0] == nil {
-			t.Fatalf("decoded %q to %v", b, row)
+		if row, err := d.DecodeCSV(fields); err == nil {
+			check(t, "CSV", b, row)
 		}
 	})
 }
