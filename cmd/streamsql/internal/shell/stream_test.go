@@ -64,6 +64,8 @@ func TestSubscribeStreamsUntilInterrupt(t *testing.T) {
 	waitFor(t, "the first change", func() bool { return strings.Contains(out.String(), "+I │ 1") })
 	stream <- []any{"-U", int64(1), int64(1)}
 	stream <- []any{"+U", int64(1), int64(12)}
+	// The shell has the row once the send returns, but may not have printed it yet.
+	waitFor(t, "the last change", func() bool { return strings.Contains(out.String(), "+U │ 1") })
 	ints <- os.Interrupt
 	if code := <-done; code != 0 {
 		t.Errorf("exit status %d after Ctrl-C of SUBSCRIBE", code)
