@@ -165,7 +165,7 @@ const segmentsOp = 0xffff
 // A segment is a kind byte and entries: segAdd, rows added once each (an appended batch);
 // segSet, rows with their new count (0: gone). A checkpoint appends what changed since the
 // last one as segments, so it writes a few large values, not a key per row; once the log
-// outgrows twice the rows it holds, the checkpoint rewrites it as the rows alone.
+// has outgrown twice the rows it holds, the next checkpoint rewrites it as the rows alone.
 const (
 	segAdd = 'A'
 	segSet = 'S'
@@ -216,12 +216,15 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			buf = []byte{segSet}
 		}
 	}
-	saved := s.bag.persist(add)
-	if logBytes+bytes+int64(len(buf)) > 2*s.bag.keyBytes+minLog {
-		// Rewrite the log as the rows alone.
+	var saved func()
+	if logBytes > 2*s.bag.keyBytes+minLog {
+		// The log has outgrown the rows: rewrite it as the rows alone.
 		segs.Clear(wb)
-		n, bytes, logBytes, buf = 0, 0, 0, []byte{segSet}
+		n, logBytes = 0, 0
+		saved = s.bag.persist(func([]byte, int64) {})
 		s.bag.eachKey(add)
+	} else {
+		saved = s.bag.persist(add)
 	}
 	if len(buf) > 1 {
 		write(buf)

@@ -253,9 +253,6 @@ func (r *rowBag) persist(fn func(kb []byte, count int64)) (done func()) {
 	}
 }
 
-// changed is the memory what changed since the last checkpoint takes, roughly.
-func (r *rowBag) changed() int64 { return int64(len(r.dirty)*4 + len(r.gone)*24) }
-
 // each calls fn with every row (of n columns) and its count.
 func (r *rowBag) each(n int, fn func(row []any, count int64)) {
 	r.eachKey(func(kb []byte, c int64) {

@@ -14,6 +14,7 @@ import (
 	"github.com/streamsql/streamsql/connector/file"
 	"github.com/streamsql/streamsql/connector/kafka"
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/watermark"
 )
 
@@ -348,8 +349,9 @@ const flushFileWait = 30 * time.Second
 // awaitFiles waits until every file table has read its file as far as the file stood when
 // it was called (or its source stopped), so FLUSH makes what a file holds reach the views, as
 // it does rows that INSERT wrote. The engine's lock is not held: the feeders need it.
-func (e *Engine) awaitFiles(ctx context.Context) error {
+func (e *Engine) awaitFiles(ctx context.Context, s *sql.Stmt) error {
 	type wait struct {
+		t      *tableObj
 		f      *feeder
 		target int64
 	}
@@ -357,7 +359,7 @@ func (e *Engine) awaitFiles(ctx context.Context) error {
 	e.mu.Lock()
 	for _, t := range e.tables {
 		if f := t.feeder; f != nil && f.size != nil {
-			waits = append(waits, wait{f, f.size()})
+			waits = append(waits, wait{t, f, f.size()})
 		}
 	}
 	e.mu.Unlock()
@@ -371,7 +373,7 @@ func (e *Engine) awaitFiles(ctx context.Context) error {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("FLUSH: a file table has not read its file after %s (system.sources says why)", flushFileWait)
+				return s.ErrorAtPos(s.Pos, "FLUSH: file table %s has not read its file after %s (system.sources says why)", w.t.name, flushFileWait)
 			}
 			select {
 			case <-ctx.Done():
