@@ -105,7 +105,8 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	}
 	wb.PutMeta(ckptKey, h.Buf)
 	total += int64(len(h.Buf))
-	spilled := e.flushSpills(wb)
+	n, spilled := e.flushSpills(wb)
+	total += n
 	if err := e.store.Commit(wb); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -308,7 +309,6 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 	if err := v.store.load(r, e.spillStore(v, 0), e.spillStore(v, segmentsOp)); err != nil {
 		return err
 	}
-	e.resumeSpilled(v)
 	v.watermark = r.Int()
 	v.lateCount = r.Int()
 	late := r.Len()

@@ -37,19 +37,20 @@ func (e *Engine) spillView(v *viewObj) {
 	if v.store.spill != nil {
 		return
 	}
-	for i, op := range v.state {
+	for _, op := range v.state {
 		if sp, ok := op.(exec.Spiller); ok && sp.CanSpill() {
-			sp.Spill(e.spillStore(v, i+1))
+			sp.Spill()
 		}
 	}
 	v.store.startSpill(e.spillStore(v, 0))
 }
 
-// resumeSpilled gives the operators a loaded checkpoint left spilled their stores.
-func (e *Engine) resumeSpilled(v *viewObj) {
+// attachStores gives a view's keyed operators their stores, where checkpoints keep their
+// entries (exec.Keyed).
+func (e *Engine) attachStores(v *viewObj) {
 	for i, op := range v.state {
-		if sp, ok := op.(exec.Spiller); ok && sp.Spilled() {
-			sp.Spill(e.spillStore(v, i+1))
+		if k, ok := op.(exec.Keyed); ok {
+			k.Attach(e.spillStore(v, i+1))
 		}
 	}
 }
@@ -93,16 +94,18 @@ func heapLive() int64 {
 	return int64(sample[0].Value.Uint64())
 }
 
-// flushSpills writes every view's staged changes into a checkpoint's batch; the returned
-// function, called once the batch is committed, forgets them.
-func (e *Engine) flushSpills(wb *state.Batch) func() {
+// flushSpills writes every view's staged changes into a checkpoint's batch (n bytes); done,
+// called once the batch is committed, forgets them.
+func (e *Engine) flushSpills(wb *state.Batch) (n int64, done func()) {
 	var dones []func()
 	for _, v := range e.views {
 		for _, p := range v.spills {
-			dones = append(dones, p.Flush(wb))
+			k, d := p.Flush(wb)
+			n += k
+			dones = append(dones, d)
 		}
 	}
-	return func() {
+	return n, func() {
 		for _, d := range dones {
 			d()
 		}

@@ -150,6 +150,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
 	}
 	v.state, v.sources = df.State, df.Sources
+	e.attachStores(v)
 	for _, src := range df.Sources {
 		if src.Rel == nil {
 			continue

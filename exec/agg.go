@@ -109,11 +109,17 @@ type HashAgg struct {
 	seen    []int64 // TTL: the watermark at each group's last change
 	recent  []int32 // TTL: groups changed since the last watermark
 	swept   int64
-	// spill holds the groups once the engine spills this aggregate (spill.go); spillLoaded
-	// marks a checkpoint whose groups were there, and spillErr a store read that failed.
-	spill       KeyedStore
-	spillLoaded bool
-	spillErr    error
+	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
+	// changed since (listed in dirtyGs), stored those it holds, gone the keys of stored groups
+	// released since. Once spilled, only the groups a batch uses are resident; spillErr is a
+	// store read that failed.
+	store    KeyedStore
+	dirty    []bool
+	dirtyGs  []int32
+	stored   []bool
+	gone     [][]byte
+	spilled  bool
+	spillErr error
 }
 
 var _ Operator = (*HashAgg)(nil)
@@ -146,12 +152,18 @@ func (h *HashAgg) slot() int32 {
 		for _, a := range h.accs {
 			a.reset(g)
 		}
+		h.dirty[g], h.stored[g] = false, false
 	} else {
 		g = int32(len(h.counts))
 		h.ints = append(h.ints, make([]int64, len(h.Keys))...)
 		h.inUse = append(h.inUse, false)
 		h.counts = append(h.counts, 0)
 		h.mark = append(h.mark, false)
+		h.dirty = append(h.dirty, false)
+		h.stored = append(h.stored, false)
+		if h.TTL > 0 {
+			h.seen = append(h.seen, NoWatermark)
+		}
 		for _, a := range h.accs {
 			a.grow(len(h.counts))
 		}
@@ -268,14 +280,19 @@ func (h *HashAgg) expire(w int64) error {
 	return nil
 }
 
-// release frees groups: their keys leave the maps and their slots are reused.
+// release frees groups: their keys leave the maps (and the store: gone) and their slots
+// are reused.
 func (h *HashAgg) release(gs []int32) {
 	for _, g := range gs {
+		if h.stored[g] {
+			h.gone = append(h.gone, h.groupKey(nil, g))
+		}
 		h.forget(g)
 		delete(h.keyRows, g)
 		h.inUse[g] = false
 		h.counts[g] = 0
-		if g < int32(len(h.seen)) {
+		h.dirty[g], h.stored[g] = false, false
+		if h.TTL > 0 {
 			h.seen[g] = NoWatermark
 		}
 		h.free = append(h.free, g)
@@ -303,12 +320,10 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 			}
 		}
 		if h.TTL > 0 {
-			for len(h.seen) < len(h.counts) {
-				h.seen = append(h.seen, NoWatermark)
-			}
 			for _, g := range h.recent {
 				h.seen[g] = m.Watermark
 			}
+			h.markDirty(h.recent)
 			h.recent = h.recent[:0]
 		}
 		if h.TTL > 0 && len(h.Keys) > 0 && m.Watermark-h.swept >= h.TTL/8 {
@@ -357,6 +372,11 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	for i := 0; i < b.N; i++ {
 		h.counts[h.gids[i]] += b.Weight(i)
 	}
+	if h.Batch || h.EmitOnClose {
+		h.markDirty(h.gids)
+	} else {
+		h.markDirty(h.touched)
+	}
 	if h.TTL > 0 {
 		h.recent = append(h.recent, h.gids...)
 	}
@@ -374,7 +394,7 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 	}
 	newGs := h.live(h.touched)
 	out := h.interleave(old, oldGs, h.rows(newGs, 1), newGs)
-	if h.spill != nil && len(h.groups) > spillResident {
+	if h.spilled && len(h.groups) > spillResident {
 		h.evictAll()
 	}
 	return h.Out.EmitBatch(out)
@@ -529,7 +549,7 @@ func (h *HashAgg) assign(b *Batch) {
 		}
 		return
 	}
-	if h.spill != nil {
+	if h.spilled {
 		for i := 0; i < b.N; i++ {
 			h.gids = append(h.gids, h.spillGroup(b, i))
 		}
@@ -708,70 +728,42 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 
 var _ Stateful = (*HashAgg)(nil)
 
-// SaveState implements Stateful: every group that exists, with its key, row count,
-// accumulators and TTL clock.
+// SaveState implements Stateful: the groups changed since the last checkpoint go to the
+// store (spill.go); the record holds whether they are spilled and the TTL clock.
 func (h *HashAgg) SaveState(w *StateWriter) {
 	if h.accs == nil {
 		h.init()
 	}
 	w.Bool(h.started)
 	w.Int(h.swept)
-	if h.spill != nil {
-		// The groups go to the store, whose staged changes the checkpoint writes.
+	w.Bool(h.spilled)
+	if h.spilled {
 		h.evictAll()
-		w.Int(-1)
-		return
-	}
-	var live []int32
-	for g := range h.counts {
-		if h.inUse[g] {
-			live = append(live, int32(g))
-		}
-	}
-	w.Int(int64(len(live)))
-	for _, g := range live {
-		w.Row(h.key(g))
-		w.Int(h.counts[g])
-		seen := NoWatermark
-		if int(g) < len(h.seen) {
-			seen = h.seen[g]
-		}
-		w.Int(seen)
-		for _, a := range h.accs {
-			a.save(w, g)
-		}
+	} else {
+		h.writeChanges()
 	}
 }
 
-// LoadState implements Stateful.
+// LoadState implements Stateful: unless spilled, every stored group is made resident.
 func (h *HashAgg) LoadState(r *StateReader) error {
 	h.init()
 	h.started = r.Bool()
 	h.swept = r.Int()
-	n := r.Len()
-	if n == -1 {
-		h.spillLoaded = true // the engine gives it its store (Spill)
-		return r.Err()
+	h.spilled = r.Bool()
+	if err := r.Err(); err != nil || h.spilled {
+		return err
 	}
-	for k := 0; k < n && r.Err() == nil; k++ {
-		key := r.Row()
-		var g int32
+	return h.store.Each(func(kb, val []byte) error {
+		g := int32(0)
 		if len(h.Keys) > 0 {
+			key, err := DecodeKey(kb, len(h.Keys))
+			if err != nil {
+				return err
+			}
 			g = h.remember(key)
 		}
-		h.counts[g] = r.Int()
-		seen := r.Int()
-		if h.TTL > 0 {
-			for len(h.seen) <= int(g) {
-				h.seen = append(h.seen, NoWatermark)
-			}
-			h.seen[g] = seen
-		}
-		for _, a := range h.accs {
-			a.load(r, g)
-		}
-	}
-	return r.Err()
+		return h.loadGroup(g, val)
+	})
 }
 
 // remember makes the group of a restored key, in the map that holds keys like it.

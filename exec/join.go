@@ -50,13 +50,14 @@ type HashJoin struct {
 	sides [2]*joinSide
 	ended [2]bool
 	wms   [2]int64
-	// spill holds both sides' buckets once the engine spills this join (joinspill.go);
-	// resident lists the buckets in memory (true: changed since loaded), spillLoaded marks a
-	// checkpoint whose state was spilled, and spillErr a store read that failed.
-	spill       KeyedStore
-	resident    [2]map[string]bool
-	spillLoaded bool
-	spillErr    error
+	// store holds each side's buckets as of the last checkpoint (joinspill.go); dirty lists
+	// the buckets changed since. Once spilled, resident lists the buckets in memory (only
+	// those a batch uses); spillErr is a store read that failed.
+	store    KeyedStore
+	dirty    [2]map[string]struct{}
+	spilled  bool
+	resident [2]map[string]struct{}
+	spillErr error
 }
 
 var _ Operator = (*HashJoin)(nil)
@@ -111,9 +112,10 @@ func (j *HashJoin) Push(port int, m Msg) error {
 			}
 		}
 		if j.TTL > 0 {
-			for _, s := range j.sides {
+			for side, s := range j.sides {
 				for _, e := range s.recent {
 					s.seen[e] = w
+					j.markDirty(side, s.keys[e])
 				}
 				s.recent = s.recent[:0]
 			}
@@ -197,9 +199,10 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 // forget drops the kept rows idle for longer than TTL at watermark w.
 func (j *HashJoin) forget(w int64) {
 	j.swept = w
-	for _, s := range j.sides {
+	for side, s := range j.sides {
 		for e, r := range s.rows {
 			if r != nil && s.seen[e] != NoWatermark && s.seen[e]+j.TTL < w {
+				j.markDirty(side, s.keys[e])
 				s.remove(int32(e), s.vals[e], s.keys[e])
 			}
 		}
@@ -220,6 +223,7 @@ func (j *HashJoin) expire(w int64) error {
 				rows = append(rows, r)
 				ws = append(ws, s.w[e])
 			}
+			j.markDirty(side, s.keys[e])
 			s.remove(int32(e), s.vals[e], s.keys[e])
 		}
 		if err := j.emitPadded(side, rows, ws); err != nil {
@@ -251,11 +255,21 @@ func (j *HashJoin) process(side int, b *Batch) error {
 		}
 		rowKeys[i] = string(kb)
 	}
-	if j.spill != nil {
+	if j.spilled {
 		if err := j.loadBuckets(side, rowKeys, nullKey); err != nil {
 			return err
 		}
 		defer j.evictIfFull()
+	}
+	if j.store != nil {
+		// The buckets of b's rows change, and so do the match counts of the other side's
+		// rows of those keys, which matter where that side is preserved (they pad it).
+		for i, k := range rowKeys {
+			j.markDirty(side, k)
+			if !nullKey[i] && j.preserved(1-side) {
+				j.markDirty(1-side, k)
+			}
+		}
 	}
 	// Candidate pairs (row of b, entry of other), in row order, matched in chunks so that a
 	// large product is produced (and can be cancelled downstream) piece by piece.
@@ -480,67 +494,35 @@ func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
 
 var _ Stateful = (*HashJoin)(nil)
 
-// SaveState implements Stateful: both sides' kept rows with their multiplicity, match
-// counts and clocks, and the ports' watermarks.
+// SaveState implements Stateful: the buckets changed since the last checkpoint go to the
+// store (joinspill.go); the record holds the ports' watermarks, the TTL clock and whether
+// the buckets are spilled.
 func (j *HashJoin) SaveState(w *StateWriter) {
 	j.init()
 	w.Int(j.wms[0])
 	w.Int(j.wms[1])
 	w.Int(j.swept)
-	if j.spill != nil {
-		// The buckets go to the store, whose staged changes the checkpoint writes.
+	w.Bool(j.spilled)
+	if j.spilled {
 		j.evictAll()
-		w.Int(-1)
-		return
-	}
-	for _, s := range j.sides {
-		n := 0
-		for _, r := range s.rows {
-			if r != nil {
-				n++
-			}
-		}
-		w.Int(int64(n))
-		for e, r := range s.rows {
-			if r == nil {
-				continue
-			}
-			w.Row(r)
-			w.Int(s.w[e])
-			w.Int(s.matches[e])
-			w.Int(s.expiry[e])
-			w.Int(s.seen[e])
-		}
+	} else {
+		j.writeChanges()
 	}
 }
 
-// LoadState implements Stateful.
+// LoadState implements Stateful: unless spilled, every stored bucket is made resident.
 func (j *HashJoin) LoadState(r *StateReader) error {
-	j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
+	j.init()
 	j.wms = [2]int64{r.Int(), r.Int()}
 	j.swept = r.Int()
-	for side, s := range j.sides {
-		keys := j.keyCols(side)
-		n := r.Len()
-		if n == -1 && side == 0 {
-			j.spillLoaded = true // the engine gives it its store (Spill)
-			return r.Err()
-		}
-		for k := 0; k < n && r.Err() == nil; k++ {
-			row := r.Row()
-			var kb, vb []byte
-			for _, c := range keys {
-				kb = AppendValueKey(kb, row[c])
-			}
-			for _, v := range row {
-				vb = AppendValueKey(vb, v)
-			}
-			e := s.add(string(vb), string(kb), row, 0, 0)
-			s.w[e] = r.Int()
-			s.matches[e] = r.Int()
-			s.expiry[e] = r.Int()
-			s.seen[e] = r.Int()
-		}
+	j.spilled = r.Bool()
+	if err := r.Err(); err != nil || j.spilled {
+		return err
 	}
-	return r.Err()
+	return j.store.Each(func(kb, val []byte) error {
+		if len(kb) == 0 || kb[0] > 1 {
+			return errKeyCorrupt
+		}
+		return j.loadBucket(int(kb[0]), string(kb[1:]), val)
+	})
 }

@@ -1,58 +1,57 @@
 package exec
 
-// Join spilling: a regular streaming join (no interval, no TTL) keeps each side's buckets —
-// the kept rows of one join key, with their multiplicity and match counts — in the store
-// under the side and the key. A batch loads the buckets of its keys on both sides, runs as
-// in memory, and once more than spillResident rows are resident the buckets it changed are
-// written back and memory released.
+// Join state in the store (spill.go): each side's buckets — the kept rows of one join key,
+// with their multiplicity, match counts and clocks — are entries under the side and the key.
+// In memory the join tracks the buckets a batch changes, and a checkpoint writes those.
+// Spilled (a regular join: no interval, no TTL), a batch loads the buckets of its keys on
+// both sides, runs as in memory, and once more than spillResident rows are resident the
+// changed buckets are written back and memory released.
 
 var _ Spiller = (*HashJoin)(nil)
+
+// Attach implements Keyed.
+func (j *HashJoin) Attach(store KeyedStore) {
+	j.init()
+	j.store = store
+}
 
 // CanSpill implements Spiller: a regular streaming join (an interval join's state is freed
 // by the watermark, a TTL join's is bounded by time).
 func (j *HashJoin) CanSpill() bool { return !j.Batch && j.Interval == nil && j.TTL == 0 }
 
 // Spill implements Spiller.
-func (j *HashJoin) Spill(store KeyedStore) {
+func (j *HashJoin) Spill() {
 	j.init()
-	j.spill = store
-	j.spillLoaded = false
-	for side, s := range j.sides {
-		if j.resident[side] == nil {
-			j.resident[side] = map[string]bool{}
-		}
-		for key := range s.buckets {
-			j.resident[side][key] = true
-		}
-	}
+	j.spilled = true
 	j.evictAll()
 }
-
-// Spilled implements Spiller.
-func (j *HashJoin) Spilled() bool { return j.spill != nil || j.spillLoaded }
 
 // init makes the sides on first use.
 func (j *HashJoin) init() {
 	if j.sides[0] == nil {
 		j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
 		j.wms = [2]int64{NoWatermark, NoWatermark}
+		j.dirty = [2]map[string]struct{}{{}, {}}
+		j.resident = [2]map[string]struct{}{{}, {}}
 	}
 }
 
 func bucketKey(side int, key string) []byte { return append([]byte{byte(side)}, key...) }
 
+// markDirty records that side's bucket of key changed since the last checkpoint.
+func (j *HashJoin) markDirty(side int, key string) {
+	if j.store != nil {
+		j.dirty[side][key] = struct{}{}
+	}
+}
+
 // loadBuckets makes resident the buckets a batch of side touches: its own side's for every
-// row, marked dirty (its rows change), and the other side's for rows whose key has no NULL,
-// dirty when that side is preserved (its rows' match counts, which pad them, change).
+// row, and the other side's for rows whose key has no NULL.
 func (j *HashJoin) loadBuckets(side int, rowKeys []string, nullKey []bool) error {
 	for i, k := range rowKeys {
 		j.load(side, k)
-		j.resident[side][k] = true
 		if !nullKey[i] {
 			j.load(1-side, k)
-			if j.preserved(1 - side) {
-				j.resident[1-side][k] = true
-			}
 		}
 	}
 	err := j.spillErr
@@ -60,21 +59,25 @@ func (j *HashJoin) loadBuckets(side int, rowKeys []string, nullKey []bool) error
 	return err
 }
 
-// load makes the bucket of key on side resident (not dirty).
+// load makes the bucket of key on side resident.
 func (j *HashJoin) load(side int, key string) {
 	if _, ok := j.resident[side][key]; ok {
 		return
 	}
-	j.resident[side][key] = false
-	v, ok, err := j.spill.Get(bucketKey(side, key))
-	if err != nil || !ok {
-		if err != nil && j.spillErr == nil {
-			j.spillErr = err
-		}
-		return
+	j.resident[side][key] = struct{}{}
+	v, ok, err := j.store.Get(bucketKey(side, key))
+	if err == nil && ok {
+		err = j.loadBucket(side, key, v)
 	}
+	if err != nil && j.spillErr == nil {
+		j.spillErr = err
+	}
+}
+
+// loadBucket adds the rows of side's stored bucket of key.
+func (j *HashJoin) loadBucket(side int, key string, val []byte) error {
 	s := j.sides[side]
-	r := &StateReader{Buf: v}
+	r := &StateReader{Buf: val}
 	n := r.Len()
 	for k := 0; k < n && r.Err() == nil; k++ {
 		row := r.Row()
@@ -85,9 +88,42 @@ func (j *HashJoin) load(side int, key string) {
 		e := s.add(string(vb), key, row, 0, 1<<63-1)
 		s.w[e] = r.Int()
 		s.matches[e] = r.Int()
+		if j.Interval != nil {
+			s.expiry[e] = r.Int()
+		}
+		if j.TTL > 0 {
+			s.seen[e] = r.Int()
+		}
 	}
-	if err := r.Err(); err != nil && j.spillErr == nil {
-		j.spillErr = err
+	return r.Err()
+}
+
+// writeChanges writes the buckets changed since the last checkpoint to the store (one left
+// empty is deleted).
+func (j *HashJoin) writeChanges() {
+	for side, s := range j.sides {
+		for key := range j.dirty[side] {
+			ents := s.buckets[key]
+			if len(ents) == 0 {
+				j.store.Delete(bucketKey(side, key))
+				continue
+			}
+			w := &StateWriter{}
+			w.Int(int64(len(ents)))
+			for _, e := range ents {
+				w.Row(s.rows[e])
+				w.Int(s.w[e])
+				w.Int(s.matches[e])
+				if j.Interval != nil {
+					w.Int(s.expiry[e])
+				}
+				if j.TTL > 0 {
+					w.Int(s.seen[e])
+				}
+			}
+			j.store.Put(bucketKey(side, key), w.Buf)
+		}
+		clear(j.dirty[side])
 	}
 }
 
@@ -98,28 +134,9 @@ func (j *HashJoin) evictIfFull() {
 	}
 }
 
-// evictAll writes the dirty buckets to the store (one left empty is deleted) and starts over
-// with empty memory.
+// evictAll writes the changed buckets to the store and starts over with empty memory.
 func (j *HashJoin) evictAll() {
-	for side, s := range j.sides {
-		for key, dirty := range j.resident[side] {
-			ents := s.buckets[key]
-			switch {
-			case !dirty:
-			case len(ents) == 0:
-				j.spill.Delete(bucketKey(side, key))
-			default:
-				w := &StateWriter{}
-				w.Int(int64(len(ents)))
-				for _, e := range ents {
-					w.Row(s.rows[e])
-					w.Int(s.w[e])
-					w.Int(s.matches[e])
-				}
-				j.spill.Put(bucketKey(side, key), w.Buf)
-			}
-		}
-	}
+	j.writeChanges()
 	j.sides = [2]*joinSide{newJoinSide(), newJoinSide()}
-	j.resident = [2]map[string]bool{{}, {}}
+	j.resident = [2]map[string]struct{}{{}, {}}
 }

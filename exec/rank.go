@@ -52,6 +52,10 @@ type Ranker struct {
 
 	parts map[string]*rankPart
 	kb    []byte
+	// store holds the partitions as of the last checkpoint (exec.Keyed), changed the keys of
+	// those changed or freed since.
+	store   KeyedStore
+	changed map[string]struct{}
 }
 
 type rankPart struct {
@@ -59,7 +63,8 @@ type rankPart struct {
 	rows    [][]any
 	w       []int64
 	emitted *Batch
-	dirty   bool
+	dirty   bool // changed by the current batch
+	stored  bool // in the store
 }
 
 var _ Operator = (*Ranker)(nil)
@@ -101,6 +106,9 @@ func (r *Ranker) Push(_ int, m Msg) error {
 			p.w = append(p.w, 0)
 		}
 		p.w[j] += b.Weight(i)
+		if !p.dirty && r.store != nil {
+			r.changed[string(r.kb)] = struct{}{}
+		}
 		p.dirty = true
 	}
 	if r.Batch {
@@ -116,7 +124,7 @@ func (r *Ranker) freeComplete(w int64) {
 			continue
 		}
 		if end, ok := p.rows[0][r.WindowEnd].(int64); ok && end-1 <= w {
-			delete(r.parts, k)
+			r.drop(k, p)
 		}
 	}
 }
@@ -147,10 +155,18 @@ func (r *Ranker) emit(all bool) error {
 			return err
 		}
 		if len(p.index) == 0 {
-			delete(r.parts, k)
+			r.drop(k, p)
 		}
 	}
 	return nil
+}
+
+// drop frees partition k (and its entry in the store).
+func (r *Ranker) drop(k string, p *rankPart) {
+	delete(r.parts, k)
+	if p.stored {
+		r.changed[k] = struct{}{}
+	}
 }
 
 // rank orders a partition's rows and numbers them.
@@ -324,13 +340,23 @@ func (a *frameAcc) result(fn RankFunc, t, in types.T) any {
 
 func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
 
-var _ Stateful = (*Ranker)(nil)
+var _ Keyed = (*Ranker)(nil)
 
-// SaveState implements Stateful: each partition's rows and the ranked rows it last emitted.
-func (r *Ranker) SaveState(w *StateWriter) {
-	w.Int(int64(len(r.parts)))
-	for k, p := range r.parts {
-		w.Value(k)
+// Attach implements Keyed.
+func (r *Ranker) Attach(store KeyedStore) {
+	r.store, r.changed = store, map[string]struct{}{}
+}
+
+// SaveState implements Stateful: the partitions changed since the last checkpoint go to the
+// store, each its rows and the ranked rows it last emitted; those freed leave it.
+func (r *Ranker) SaveState(*StateWriter) {
+	for k := range r.changed {
+		p := r.parts[k]
+		if p == nil {
+			r.store.Delete([]byte(k))
+			continue
+		}
+		w := &StateWriter{}
 		w.Int(int64(len(p.rows)))
 		for j, row := range p.rows {
 			w.Row(row)
@@ -338,17 +364,19 @@ func (r *Ranker) SaveState(w *StateWriter) {
 		}
 		w.Batch(p.emitted)
 		w.Bool(p.dirty)
+		r.store.Put([]byte(k), w.Buf)
+		p.stored = true
 	}
+	clear(r.changed)
 }
 
-// LoadState implements Stateful.
-func (r *Ranker) LoadState(rd *StateReader) error {
+// LoadState implements Stateful: every stored partition is made resident.
+func (r *Ranker) LoadState(*StateReader) error {
 	r.parts = map[string]*rankPart{}
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
-	n := rd.Len()
-	for i := 0; i < n && rd.Err() == nil; i++ {
-		k, _ := rd.Value().(string)
-		p := &rankPart{index: map[string]int{}}
+	return r.store.Each(func(k, val []byte) error {
+		rd := &StateReader{Buf: val}
+		p := &rankPart{index: map[string]int{}, stored: true}
 		m := rd.Len()
 		for j := 0; j < m && rd.Err() == nil; j++ {
 			row := rd.Row()
@@ -362,7 +390,7 @@ func (r *Ranker) LoadState(rd *StateReader) error {
 		}
 		p.emitted = rd.Batch(outT)
 		p.dirty = rd.Bool()
-		r.parts[k] = p
-	}
-	return rd.Err()
+		r.parts[string(k)] = p
+		return rd.Err()
+	})
 }

@@ -1,32 +1,50 @@
 package exec
 
-// Spilling (the engine's memory_limit): an operator whose keyed state can grow without
-// bound keeps it in a KeyedStore instead of memory once the engine asks it to. The store
-// holds the values of the last checkpoint overlaid with the changes since (package state's
-// Spill), so a checkpoint stays one consistent snapshot.
+// Keyed state: an operator whose state grows with distinct keys keeps it, as of each
+// checkpoint, as one entry per key in a KeyedStore (package state's Spill: Pebble under the
+// view and the operator, with the changes since the last checkpoint staged in memory and
+// written by the next checkpoint in its batch). In memory it tracks which keys changed, so
+// a checkpoint writes only those — dirty entries, not the whole state — and a restart reads
+// the entries back. Under the engine's memory_limit the same entries let it spill: from
+// then on only the keys a batch uses are resident.
 
-// KeyedStore is keyed state beyond memory.
+// KeyedStore is keyed state in the store: the values of the last checkpoint overlaid with
+// the changes staged since.
 type KeyedStore interface {
 	Get(key []byte) ([]byte, bool, error)
 	Put(key, val []byte)
 	Delete(key []byte)
+	// Each calls fn for every key and value, in key order.
+	Each(fn func(key, val []byte) error) error
 }
 
-// Spiller is a stateful operator that can keep its keyed state in a KeyedStore.
-type Spiller interface {
+// Keyed is a stateful operator whose keyed state lives in a KeyedStore as of each
+// checkpoint: SaveState puts there the entries changed since the last checkpoint (and
+// deletes those gone), writing only the rest of its state into the checkpoint's record;
+// LoadState reads the entries back. The engine attaches the store before the first message
+// and before LoadState.
+type Keyed interface {
 	Stateful
-	// CanSpill reports whether the operator's state can move to a store.
+	Attach(store KeyedStore)
+}
+
+// Spiller is a Keyed operator that can also keep its entries out of memory.
+type Spiller interface {
+	Keyed
+	// CanSpill reports whether the operator's state can move to the store.
 	CanSpill() bool
-	// Spill moves the state into store and keeps it there from now on.
-	Spill(store KeyedStore)
-	// Spilled reports whether it does (after LoadState: whether the checkpointed state was).
-	Spilled() bool
+	// Spill writes back what changed, releases memory, and from now on keeps resident only
+	// the entries a batch uses.
+	Spill()
 }
 
 // spillResident is how many groups a spilled aggregate keeps in memory between batches.
 const spillResident = 1 << 16
 
 var _ Spiller = (*HashAgg)(nil)
+
+// Attach implements Keyed.
+func (h *HashAgg) Attach(store KeyedStore) { h.store = store }
 
 // CanSpill implements Spiller: a non-windowed streaming aggregate without TTL (windowed
 // state is freed by the watermark; TTL state is bounded by time).
@@ -36,51 +54,98 @@ func (h *HashAgg) CanSpill() bool {
 
 // Spill implements Spiller. From now on a group is resident only while batches use it:
 // assign loads (or creates) the groups of a batch's rows, and after a batch that leaves more
-// than spillResident groups resident, every group is written back and memory released.
-func (h *HashAgg) Spill(store KeyedStore) {
+// than spillResident groups resident, the changed ones are written back and memory released.
+func (h *HashAgg) Spill() {
 	if h.accs == nil {
 		h.init()
 	}
-	h.spill = store
-	h.spillLoaded = false
+	h.spilled = true
 	h.evictAll()
 }
 
-// Spilled implements Spiller.
-func (h *HashAgg) Spilled() bool { return h.spill != nil || h.spillLoaded }
-
-// spillKey is a group's key in the store.
-func spillKey(key []any) []byte {
-	var kb []byte
-	for _, v := range key {
-		kb = AppendValueKey(kb, v)
+// groupKey appends group g's key in the store (its values' AppendValueKey encodings).
+func (h *HashAgg) groupKey(buf []byte, g int32) []byte {
+	if key, ok := h.keyRows[g]; ok {
+		for _, v := range key {
+			buf = AppendValueKey(buf, v)
+		}
+		return buf
 	}
-	return kb
+	for _, v := range h.ints[int(g)*len(h.Keys) : int(g+1)*len(h.Keys)] {
+		buf = AppendValueKey(buf, v)
+	}
+	return buf
 }
 
-// evictAll writes every resident group to the store and starts over with empty memory.
-func (h *HashAgg) evictAll() {
-	for g, used := range h.inUse {
-		if !used {
+// markDirty records that groups gs changed since the last checkpoint.
+func (h *HashAgg) markDirty(gs []int32) {
+	if h.store == nil {
+		return
+	}
+	for _, g := range gs {
+		if !h.dirty[g] {
+			h.dirty[g] = true
+			h.dirtyGs = append(h.dirtyGs, g)
+		}
+	}
+}
+
+// writeChanges puts the groups changed since the last checkpoint into the store and
+// deletes the stored groups that are gone (released, or left with no rows).
+func (h *HashAgg) writeChanges() {
+	for _, k := range h.gone {
+		h.store.Delete(k)
+	}
+	h.gone = h.gone[:0]
+	for _, g := range h.dirtyGs {
+		if !h.dirty[g] || !h.inUse[g] {
 			continue
 		}
-		key := h.key(int32(g))
-		if h.counts[g] == 0 {
+		h.dirty[g] = false
+		h.keyBuf = h.groupKey(h.keyBuf[:0], g)
+		if h.counts[g] == 0 && len(h.Keys) > 0 {
 			// No rows left: the group is gone (its accumulators hold nothing).
-			h.spill.Delete(spillKey(key))
+			if h.stored[g] {
+				h.store.Delete(h.keyBuf)
+				h.stored[g] = false
+			}
 			continue
 		}
 		w := &StateWriter{}
 		w.Int(h.counts[g])
-		for _, a := range h.accs {
-			a.save(w, int32(g))
+		if h.TTL > 0 {
+			w.Int(h.seen[g])
 		}
-		h.spill.Put(spillKey(key), w.Buf)
+		for _, a := range h.accs {
+			a.save(w, g)
+		}
+		h.store.Put(h.keyBuf, w.Buf)
+		h.stored[g] = true
 	}
+	h.dirtyGs = h.dirtyGs[:0]
+}
+
+// loadGroup restores group g's count, clock and accumulators from its stored value.
+func (h *HashAgg) loadGroup(g int32, val []byte) error {
+	r := &StateReader{Buf: val}
+	h.counts[g] = r.Int()
+	if h.TTL > 0 {
+		h.seen[g] = r.Int()
+	}
+	for _, a := range h.accs {
+		a.load(r, g)
+	}
+	h.stored[g] = true
+	return r.Err()
+}
+
+// evictAll writes the changed groups to the store and starts over with empty memory.
+func (h *HashAgg) evictAll() {
+	h.writeChanges()
 	started := h.started
 	*h = HashAgg{Keys: h.Keys, KeyT: h.KeyT, Aggs: h.Aggs, Batch: h.Batch, Retract: h.Retract,
 		Windowed: h.Windowed, WindowEnd: h.WindowEnd, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Out: h.Out,
-		spill: h.spill, swept: h.swept}
+		store: h.store, spilled: h.spilled, swept: h.swept}
 	h.init()
 	h.started = started
 }
@@ -97,19 +162,12 @@ func (h *HashAgg) spillGroup(b *Batch, i int) int32 {
 	}
 	g := h.newGroup(key)
 	h.groups[string(h.keyBuf)] = g
-	v, ok, err := h.spill.Get(h.keyBuf)
+	v, ok, err := h.store.Get(h.keyBuf)
+	if err == nil && ok {
+		err = h.loadGroup(g, v)
+	}
 	if err != nil && h.spillErr == nil {
 		h.spillErr = err
-	}
-	if ok {
-		r := &StateReader{Buf: v}
-		h.counts[g] = r.Int()
-		for _, a := range h.accs {
-			a.load(r, g)
-		}
-		if err := r.Err(); err != nil && h.spillErr == nil {
-			h.spillErr = err
-		}
 	}
 	return g
 }

@@ -78,10 +78,11 @@ func (p *Spill) Write(b *Batch, key, val []byte) {
 // Staged is the memory what changed since the last checkpoint takes.
 func (p *Spill) Staged() int64 { return p.bytes }
 
-// Flush writes the staged changes into a checkpoint's batch; done, called once the batch
-// is committed, forgets them.
-func (p *Spill) Flush(b *Batch) (done func()) {
+// Flush writes the staged changes into a checkpoint's batch (n bytes of keys and values);
+// done, called once the batch is committed, forgets them.
+func (p *Spill) Flush(b *Batch) (n int64, done func()) {
 	for k, v := range p.staged {
+		n += int64(len(p.prefix) + len(k) + len(v))
 		key := append(bytes.Clone(p.prefix), k...)
 		if v == nil {
 			_ = b.b.Delete(key, nil)
@@ -89,7 +90,7 @@ func (p *Spill) Flush(b *Batch) (done func()) {
 			_ = b.b.Set(key, v, nil)
 		}
 	}
-	return func() { p.staged, p.bytes = map[string][]byte{}, 0 }
+	return n, func() { p.staged, p.bytes = map[string][]byte{}, 0 }
 }
 
 // Clear drops every value, stored or staged (a view rebuilt from its tables), in batch b.

@@ -57,7 +57,7 @@ func TestSpillOverlay(t *testing.T) {
 		}
 		check(fmt.Sprintf("round %d staged", round))
 		b := s.NewBatch()
-		done := p.Flush(b)
+		_, done := p.Flush(b)
 		if round%5 != 4 { // now and then a checkpoint batch that is not committed
 			if err := s.Commit(b); err != nil {
 				t.Fatal(err)

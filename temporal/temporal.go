@@ -35,11 +35,15 @@ type Join struct {
 	Out      exec.Output
 
 	versions map[string][]version
-	pending  []probe
-	wm       [2]int64
-	ended    [2]bool
-	started  bool
-	seq      int
+	// store holds the versions per key as of the last checkpoint (exec.Keyed), changed the
+	// keys whose versions changed since.
+	store   exec.KeyedStore
+	changed map[string]struct{}
+	pending []probe
+	wm      [2]int64
+	ended   [2]bool
+	started bool
+	seq     int
 }
 
 type version struct {
@@ -179,6 +183,7 @@ func (j *Join) earliestPending() int64 {
 
 // put inserts a version in time order; at an equal time the later accepted wins.
 func (j *Join) put(k string, v version) {
+	j.markChanged(k)
 	vs := j.versions[k]
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].t >= v.t })
 	if i < len(vs) && vs[i].t == v.t {
@@ -280,6 +285,7 @@ func (j *Join) free(w int64) {
 		i := sort.Search(len(vs), func(i int) bool { return vs[i].t > w }) - 1
 		if i > 0 {
 			j.versions[k] = append([]version(nil), vs[i:]...)
+			j.markChanged(k)
 		}
 	}
 }
@@ -420,26 +426,40 @@ func pickW(ws []int64, sel []int32) []int64 {
 	return out
 }
 
-var _ exec.Stateful = (*Join)(nil)
+var _ exec.Keyed = (*Join)(nil)
 
-// SaveState implements exec.Stateful: the versions per key, the probes waiting for the
-// watermark, and both inputs' watermarks.
+// Attach implements exec.Keyed.
+func (j *Join) Attach(store exec.KeyedStore) {
+	j.store, j.changed = store, map[string]struct{}{}
+}
+
+// markChanged records that key k's versions changed since the last checkpoint.
+func (j *Join) markChanged(k string) {
+	if j.store != nil {
+		j.changed[k] = struct{}{}
+	}
+}
+
+// SaveState implements exec.Stateful: the keys whose versions changed since the last
+// checkpoint go to the store; the record holds the probes waiting for the watermark and
+// both inputs' watermarks.
 func (j *Join) SaveState(w *exec.StateWriter) {
 	if !j.started {
 		j.init()
 	}
+	for k := range j.changed {
+		vw := &exec.StateWriter{}
+		vw.Int(int64(len(j.versions[k])))
+		for _, v := range j.versions[k] {
+			vw.Int(v.t)
+			vw.Row(v.row)
+		}
+		j.store.Put([]byte(k), vw.Buf)
+	}
+	clear(j.changed)
 	w.Int(j.wm[0])
 	w.Int(j.wm[1])
 	w.Int(int64(j.seq))
-	w.Int(int64(len(j.versions)))
-	for k, vs := range j.versions {
-		w.Value(k)
-		w.Int(int64(len(vs)))
-		for _, v := range vs {
-			w.Int(v.t)
-			w.Row(v.row)
-		}
-	}
 	w.Int(int64(len(j.pending)))
 	for _, p := range j.pending {
 		w.Int(p.t)
@@ -457,21 +477,23 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 	j.seq = int(r.Int())
 	n := r.Len()
 	for i := 0; i < n && r.Err() == nil; i++ {
-		k, _ := r.Value().(string)
-		m := r.Len()
-		vs := make([]version, 0, max(m, 0))
-		for q := 0; q < m && r.Err() == nil; q++ {
-			vs = append(vs, version{t: r.Int(), row: r.Row()})
-		}
-		j.versions[k] = vs
-	}
-	n = r.Len()
-	for i := 0; i < n && r.Err() == nil; i++ {
 		p := probe{t: r.Int(), seq: int(r.Int())}
 		p.key, _ = r.Value().(string)
 		p.row = r.Row()
 		p.w = r.Int()
 		j.pending = append(j.pending, p)
 	}
-	return r.Err()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	return j.store.Each(func(k, val []byte) error {
+		vr := &exec.StateReader{Buf: val}
+		m := vr.Len()
+		vs := make([]version, 0, max(m, 0))
+		for q := 0; q < m && vr.Err() == nil; q++ {
+			vs = append(vs, version{t: vr.Int(), row: vr.Row()})
+		}
+		j.versions[string(k)] = vs
+		return vr.Err()
+	})
 }
