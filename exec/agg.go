@@ -73,8 +73,10 @@ type HashAgg struct {
 	// EmitOnClose emits each group once, when it is complete, instead of on every change.
 	EmitOnClose bool
 	// TTL, when > 0, drops a group (retracting its row) once the watermark passes the
-	// watermark that followed its last change by more than TTL ms: state for unbounded keys stays
-	// bounded, at the price of forgetting idle keys (results change, as with Flink's TTL).
+	// watermark that followed its last change by more than TTL ms (ttl.go): state for unbounded
+	// keys stays bounded, at the price of forgetting idle keys (results change, as with
+	// Flink's TTL). It needs group keys (the one row of a global aggregate stays) and is for
+	// non-windowed aggregates (a window's groups are freed by the watermark).
 	TTL     int64
 	Out     Output
 	started bool
@@ -106,9 +108,10 @@ type HashAgg struct {
 	mark    []bool
 	free    []int32
 	byEnd   map[int64][]int32
-	seen    []int64 // TTL: the watermark at each group's last change
-	recent  []int32 // TTL: groups changed since the last watermark
-	swept   int64
+	seen    []int64 // TTL: the watermark after each group's last change (NoWatermark: not yet known)
+	recent  []int32 // TTL: groups whose last change awaits the next watermark
+	due     ttlQueue
+	queued  []bool // TTL: the group's slot has an entry in due
 	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
 	// changed since (listed in dirtyGs), stored those it holds, gone the keys of stored groups
 	// released since. Once spilled, only the groups a batch uses are resident; spillErr is a
@@ -138,6 +141,7 @@ func (h *HashAgg) init() {
 		h.byEnd = map[int64][]int32{}
 	}
 	if len(h.Keys) == 0 {
+		h.TTL = 0
 		h.newGroup(nil)
 	}
 }
@@ -163,6 +167,7 @@ func (h *HashAgg) slot() int32 {
 		h.stored = append(h.stored, false)
 		if h.TTL > 0 {
 			h.seen = append(h.seen, NoWatermark)
+			h.queued = append(h.queued, false)
 		}
 		for _, a := range h.accs {
 			a.grow(len(h.counts))
@@ -248,32 +253,54 @@ func (h *HashAgg) fire(w int64) error {
 	return nil
 }
 
+// stamp sets group g's clock to watermark w (NoWatermark: when the next one comes).
+func (h *HashAgg) stamp(g int32, w int64) {
+	h.seen[g] = w
+	if w == NoWatermark {
+		h.recent = append(h.recent, g)
+		return
+	}
+	if !h.queued[g] {
+		h.queued[g] = true
+		h.due.add(ttlItem{seen: w, id: g})
+	}
+}
+
+// stampRecent sets the clock of the groups waiting for a watermark to w.
+func (h *HashAgg) stampRecent(w int64) {
+	if w == NoWatermark {
+		return
+	}
+	for _, g := range h.recent {
+		h.stamp(g, w)
+	}
+	h.markDirty(h.recent)
+	h.recent = h.recent[:0]
+}
+
 // expire drops the groups idle for longer than TTL at watermark w, retracting their rows.
 func (h *HashAgg) expire(w int64) error {
-	h.swept = w
+	h.stampRecent(w)
 	var gone []int32
-	for g, seen := range h.seen {
-		if h.inUse[g] && seen != NoWatermark && seen+h.TTL < w {
-			gone = append(gone, int32(g))
+	for h.due.due(w, h.TTL) {
+		g := h.due.next().id
+		switch {
+		case !h.inUse[g] || h.seen[g] == NoWatermark:
+			h.queued[g] = false
+		case h.seen[g]+h.TTL < w:
+			h.queued[g] = false
+			gone = append(gone, g)
+		default:
+			h.due.add(ttlItem{seen: h.seen[g], id: g}) // changed since it was queued
 		}
 	}
 	if len(gone) == 0 {
 		return nil
 	}
+	slices.Sort(gone)
 	if !h.Batch && !h.EmitOnClose {
 		if err := h.Out.EmitBatch(h.rows(h.live(gone), -1)); err != nil {
 			return err
-		}
-	}
-	if h.Windowed {
-		for end, gs := range h.byEnd {
-			keep := gs[:0]
-			for _, g := range gs {
-				if h.seen[g]+h.TTL >= w {
-					keep = append(keep, g)
-				}
-			}
-			h.byEnd[end] = keep
 		}
 	}
 	h.release(gone)
@@ -320,13 +347,6 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 			}
 		}
 		if h.TTL > 0 {
-			for _, g := range h.recent {
-				h.seen[g] = m.Watermark
-			}
-			h.markDirty(h.recent)
-			h.recent = h.recent[:0]
-		}
-		if h.TTL > 0 && len(h.Keys) > 0 && m.Watermark-h.swept >= h.TTL/8 {
 			if err := h.expire(m.Watermark); err != nil {
 				return err
 			}
@@ -348,7 +368,15 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 		}
 		return h.Out.Emit(m)
 	}
-	b := m.Batch
+	if h.TTL > 0 {
+		return cutAtExpiry(m.Batch, h.stampRecent, func(w int64) bool { return h.due.due(w, h.TTL) }, h.expire, h.apply)
+	}
+	return h.apply(m.Batch, NoWatermark)
+}
+
+// apply adds a batch's rows to their groups and emits the changes; after is the watermark
+// after its last row (TTL clocks).
+func (h *HashAgg) apply(b *Batch, after int64) error {
 	h.assign(b)
 	if h.spillErr != nil {
 		return h.spillErr
@@ -378,7 +406,9 @@ func (h *HashAgg) Push(_ int, m Msg) error {
 		h.markDirty(h.touched)
 	}
 	if h.TTL > 0 {
-		h.recent = append(h.recent, h.gids...)
+		for i, g := range h.gids {
+			h.stamp(g, watermarkAfter(b, i, after))
+		}
 	}
 	for i, a := range h.accs {
 		var col arrow.Array
@@ -729,13 +759,12 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 var _ Stateful = (*HashAgg)(nil)
 
 // SaveState implements Stateful: the groups changed since the last checkpoint go to the
-// store (spill.go); the record holds whether they are spilled and the TTL clock.
+// store (spill.go); the record holds whether they are spilled.
 func (h *HashAgg) SaveState(w *StateWriter) {
 	if h.accs == nil {
 		h.init()
 	}
 	w.Bool(h.started)
-	w.Int(h.swept)
 	w.Bool(h.spilled)
 	if h.spilled {
 		h.evictAll()
@@ -748,7 +777,6 @@ func (h *HashAgg) SaveState(w *StateWriter) {
 func (h *HashAgg) LoadState(r *StateReader) error {
 	h.init()
 	h.started = r.Bool()
-	h.swept = r.Int()
 	h.spilled = r.Bool()
 	if err := r.Err(); err != nil || h.spilled {
 		return err

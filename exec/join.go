@@ -39,10 +39,11 @@ type HashJoin struct {
 	Batch               bool
 	// Interval, when set, makes this an interval join (see IntervalSpec).
 	Interval *IntervalSpec
-	// TTL, when > 0, forgets a kept row once the watermark passes the watermark at its
-	// arrival by more than TTL ms (results already emitted stay; later matches are lost).
-	TTL   int64
-	swept int64
+	// TTL, when > 0, forgets a kept row once the watermark passes the watermark after its
+	// last change by more than TTL ms (ttl.go; results already emitted stay, later matches
+	// are lost).
+	TTL int64
+	due ttlQueue
 	// Ctx, when set, is checked before each chunk of pairs (a cancelled query stops).
 	Ctx context.Context
 	Out Output
@@ -84,8 +85,9 @@ type joinSide struct {
 	matches []int64
 	free    []int32
 	expiry  []int64 // interval joins: when the entry can be freed
-	seen    []int64 // TTL: the watermark that followed the entry's last change
-	recent  []int32 // TTL: entries changed since the last watermark
+	seen    []int64 // TTL: the watermark after the entry's last change (NoWatermark: not yet known)
+	recent  []int32 // TTL: entries whose last change awaits the next watermark
+	queued  []bool  // TTL: the entry's slot has an entry in the join's due queue
 }
 
 func newJoinSide() *joinSide {
@@ -112,16 +114,7 @@ func (j *HashJoin) Push(port int, m Msg) error {
 			}
 		}
 		if j.TTL > 0 {
-			for side, s := range j.sides {
-				for _, e := range s.recent {
-					s.seen[e] = w
-					j.markDirty(side, s.keys[e])
-				}
-				s.recent = s.recent[:0]
-			}
-			if w != NoWatermark && w-j.swept >= j.TTL/8 {
-				j.forget(w)
-			}
+			j.forget(w)
 		}
 		return j.Out.Emit(Msg{Kind: MsgWatermark, Watermark: w})
 	case MsgEnd:
@@ -150,7 +143,22 @@ func (j *HashJoin) Push(port int, m Msg) error {
 		}
 		return j.Out.Emit(m)
 	}
-	return j.process(port, m.Batch)
+	if j.TTL > 0 && !j.Batch {
+		b := m.Batch
+		if b.WM != nil {
+			// A row's clock is the join's watermark: its side's before the row, or less
+			// if the other side is behind.
+			wm := make([]int64, b.N)
+			for i, w := range b.WM {
+				wm[i] = min(w, j.wms[1-port])
+			}
+			b = &Batch{Cols: b.Cols, N: b.N, W: b.W, WM: wm}
+		}
+		return cutAtExpiry(b, j.stampRecent, func(w int64) bool { return j.due.due(w, j.TTL) },
+			func(w int64) error { j.forget(w); return nil },
+			func(b *Batch, after int64) error { return j.process(port, b, after) })
+	}
+	return j.process(port, m.Batch, NoWatermark)
 }
 
 func (j *HashJoin) keyCols(side int) []int {
@@ -196,15 +204,54 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 	return Take(b, keep, ts)
 }
 
+// stamp sets the clock of side's entry e to watermark w (NoWatermark: when the next one
+// comes).
+func (j *HashJoin) stamp(side int, e int32, w int64) {
+	s := j.sides[side]
+	s.seen[e] = w
+	if w == NoWatermark {
+		s.recent = append(s.recent, e)
+		return
+	}
+	if !s.queued[e] {
+		s.queued[e] = true
+		j.due.add(ttlItem{seen: w, side: int8(side), id: e})
+	}
+}
+
+// stampRecent sets the clock of the entries waiting for a watermark to w.
+func (j *HashJoin) stampRecent(w int64) {
+	if w == NoWatermark {
+		return
+	}
+	for side, s := range j.sides {
+		recent := s.recent
+		s.recent = nil
+		for _, e := range recent {
+			if s.rows[e] != nil {
+				j.stamp(side, e, w)
+				j.markDirty(side, s.keys[e])
+			}
+		}
+	}
+}
+
 // forget drops the kept rows idle for longer than TTL at watermark w.
 func (j *HashJoin) forget(w int64) {
-	j.swept = w
-	for side, s := range j.sides {
-		for e, r := range s.rows {
-			if r != nil && s.seen[e] != NoWatermark && s.seen[e]+j.TTL < w {
-				j.markDirty(side, s.keys[e])
-				s.remove(int32(e), s.vals[e], s.keys[e])
-			}
+	j.stampRecent(w)
+	for j.due.due(w, j.TTL) {
+		it := j.due.next()
+		side, e := int(it.side), it.id
+		s := j.sides[side]
+		switch {
+		case s.rows[e] == nil || s.seen[e] == NoWatermark:
+			s.queued[e] = false
+		case s.seen[e]+j.TTL < w:
+			s.queued[e] = false
+			j.markDirty(side, s.keys[e])
+			s.remove(e, s.vals[e], s.keys[e])
+		default:
+			j.due.add(ttlItem{seen: s.seen[e], side: it.side, id: e}) // changed since it was queued
 		}
 	}
 }
@@ -233,7 +280,8 @@ func (j *HashJoin) expire(w int64) error {
 	return nil
 }
 
-func (j *HashJoin) process(side int, b *Batch) error {
+// process applies a batch of side; after is the watermark after its last row (TTL clocks).
+func (j *HashJoin) process(side int, b *Batch, after int64) error {
 	if j.Interval != nil && !j.Batch {
 		if b = j.dropLate(side, b); b.N == 0 {
 			return nil
@@ -309,7 +357,7 @@ func (j *HashJoin) process(side int, b *Batch) error {
 		}
 		me.w[e] += w
 		if j.TTL > 0 {
-			me.recent = append(me.recent, e)
+			j.stamp(side, e, watermarkAfter(b, i, after))
 		}
 		if j.preserved(side) && !j.deferPadding() && me.matches[e] == 0 {
 			padRows = append(padRows, row)
@@ -409,6 +457,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 		e = s.free[n-1]
 		s.free = s.free[:n-1]
 		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e], s.seen[e] = row, 0, matches, expiry, key, val, NoWatermark
+		// queued stays: the due queue may hold the slot's old entry, which re-reads the clock
 	} else {
 		e = int32(len(s.rows))
 		s.rows = append(s.rows, row)
@@ -418,6 +467,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 		s.keys = append(s.keys, key)
 		s.vals = append(s.vals, val)
 		s.seen = append(s.seen, NoWatermark)
+		s.queued = append(s.queued, false)
 	}
 	s.index[val] = e
 	s.buckets[key] = append(s.buckets[key], e)
@@ -495,13 +545,12 @@ func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
 var _ Stateful = (*HashJoin)(nil)
 
 // SaveState implements Stateful: the buckets changed since the last checkpoint go to the
-// store (joinspill.go); the record holds the ports' watermarks, the TTL clock and whether
+// store (joinspill.go); the record holds the ports' watermarks and whether
 // the buckets are spilled.
 func (j *HashJoin) SaveState(w *StateWriter) {
 	j.init()
 	w.Int(j.wms[0])
 	w.Int(j.wms[1])
-	w.Int(j.swept)
 	w.Bool(j.spilled)
 	if j.spilled {
 		j.evictAll()
@@ -514,7 +563,6 @@ func (j *HashJoin) SaveState(w *StateWriter) {
 func (j *HashJoin) LoadState(r *StateReader) error {
 	j.init()
 	j.wms = [2]int64{r.Int(), r.Int()}
-	j.swept = r.Int()
 	j.spilled = r.Bool()
 	if err := r.Err(); err != nil || j.spilled {
 		return err

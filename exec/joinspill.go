@@ -92,7 +92,7 @@ func (j *HashJoin) loadBucket(side int, key string, val []byte) error {
 			s.expiry[e] = r.Int()
 		}
 		if j.TTL > 0 {
-			s.seen[e] = r.Int()
+			j.stamp(side, e, r.Int())
 		}
 	}
 	return r.Err()

@@ -130,7 +130,7 @@ func (h *HashAgg) loadGroup(g int32, val []byte) error {
 	r := &StateReader{Buf: val}
 	h.counts[g] = r.Int()
 	if h.TTL > 0 {
-		h.seen[g] = r.Int()
+		h.stamp(g, r.Int())
 	}
 	for _, a := range h.accs {
 		a.load(r, g)
@@ -145,7 +145,7 @@ func (h *HashAgg) evictAll() {
 	started := h.started
 	*h = HashAgg{Keys: h.Keys, KeyT: h.KeyT, Aggs: h.Aggs, Batch: h.Batch, Retract: h.Retract,
 		Windowed: h.Windowed, WindowEnd: h.WindowEnd, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Out: h.Out,
-		store: h.store, spilled: h.spilled, swept: h.swept}
+		store: h.store, spilled: h.spilled}
 	h.init()
 	h.started = started
 }

@@ -1,0 +1,99 @@
+package exec
+
+import (
+	"container/heap"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// State TTL ('state.ttl'): a key (an aggregate's group, a join's kept row) is forgotten once
+// the watermark passes the watermark that followed its last change by more than the TTL.
+// "Followed" is per row: the watermark after row i of a batch is the one before row i+1 (or,
+// for the last row, the next Watermark message), so a key's clock, and the point at which it
+// is forgotten — before any later row that finds the watermark past it — do not depend on how
+// rows were cut into batches: a view fed statement by statement, fed merged deliveries, or
+// rebuilt by a replay after a restart forgets the same keys.
+
+// ttlItem is a key in a ttlQueue: its clock when queued, and its id (a side and a slot).
+type ttlItem struct {
+	seen int64
+	side int8
+	id   int32
+}
+
+// ttlQueue orders keys by their clock (a min-heap). A key is queued at most once: its
+// entry may be older than its clock (it changed since), and is re-queued when it comes due.
+type ttlQueue []ttlItem
+
+func (q ttlQueue) Len() int           { return len(q) }
+func (q ttlQueue) Less(i, j int) bool { return q[i].seen < q[j].seen }
+func (q ttlQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *ttlQueue) Push(x any)        { *q = append(*q, x.(ttlItem)) }
+func (q *ttlQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+// due reports whether a queued key may have expired at watermark w.
+func (q ttlQueue) due(w, ttl int64) bool { return len(q) > 0 && w != NoWatermark && q[0].seen+ttl < w }
+
+func (q *ttlQueue) add(it ttlItem) { heap.Push(q, it) }
+func (q *ttlQueue) next() ttlItem  { return heap.Pop(q).(ttlItem) }
+
+// watermarkAfter is the watermark after row i of b: the one before row i+1, or after when i
+// is the last row (NoWatermark: not known yet).
+func watermarkAfter(b *Batch, i int, after int64) int64 {
+	if b.WM != nil && i+1 < b.N {
+		return b.WM[i+1]
+	}
+	return after
+}
+
+// cutAtExpiry runs apply over b in pieces: it cuts b before each row whose watermark lets a
+// key expire (due), so the keys are forgotten (expire, which first sets the clocks still
+// waiting for a watermark) before the row is applied. apply gets each piece with the
+// watermark after its last row. The watermark before b's first row is the one after the
+// row before it: it sets the waiting clocks (stamp) before anything else.
+func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire func(w int64) error, apply func(b *Batch, after int64) error) error {
+	if b.WM == nil || b.N == 0 {
+		return apply(b, NoWatermark)
+	}
+	stamp(b.WM[0])
+	start := 0
+	for i := 0; i < b.N; i++ {
+		if !due(b.WM[i]) {
+			continue
+		}
+		if i > start {
+			if err := apply(b.Slice(start, i), b.WM[i]); err != nil {
+				return err
+			}
+		}
+		if err := expire(b.WM[i]); err != nil {
+			return err
+		}
+		start = i
+	}
+	if start == 0 {
+		return apply(b, NoWatermark)
+	}
+	return apply(b.Slice(start, b.N), NoWatermark)
+}
+
+// Slice returns rows [lo, hi) of b, sharing its memory.
+func (b *Batch) Slice(lo, hi int) *Batch {
+	out := &Batch{N: hi - lo, Cols: make([]arrow.Array, len(b.Cols))}
+	for c, a := range b.Cols {
+		out.Cols[c] = array.NewSlice(a, int64(lo), int64(hi))
+	}
+	if b.W != nil {
+		out.W = b.W[lo:hi]
+	}
+	if b.WM != nil {
+		out.WM = b.WM[lo:hi]
+	}
+	return out
+}
