@@ -2,7 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -95,75 +94,83 @@ func (c *countAcc) column(gs []int32, _ types.T) arrow.Array {
 
 func (c *countAcc) reset(g int32) { c.n[g] = 0 }
 
-// intSumAcc sums int64 physical values (integers, decimals) with overflow checks: a
-// DECIMAL sum must stay within the widest DECIMAL (18 digits), as x + y must.
+// intSumAcc sums int64 physical values (integers, decimals) in 128 bits, so a sum can pass
+// out of range and come back (a retraction) without losing anything; a result out of range —
+// beyond int64, or for a DECIMAL SUM the widest DECIMAL (18 digits), as x + y must stay — is
+// NULL, and err says why (overflowed).
 type intSumAcc struct {
 	avg     bool
-	decimal bool    // a DECIMAL SUM (AVG's result is DOUBLE: its sum only has int64's bound)
+	decimal bool    // a DECIMAL SUM (AVG's result is DOUBLE: it has no such bound)
 	scale   float64 // DECIMAL's 10^scale for AVG; 0 for integers
-	sum     []int64
+	hi      []int64 // the sums' high 64 bits (two's complement with lo)
+	lo      []uint64
 	n       []int64
+	err     error
 }
 
 // maxDecimal bounds a DECIMAL's unscaled value: |v| < 10^18.
 const maxDecimal = 1_000_000_000_000_000_000
 
-// overflows reports whether sum r is out of range (an int64 overflow is checked apart).
-func (s *intSumAcc) overflows(r int64) bool {
-	return s.decimal && (r >= maxDecimal || r <= -maxDecimal)
+// sum returns group g's sum, and whether it is in range.
+func (s *intSumAcc) sum(g int32) (int64, bool) {
+	v := int64(s.lo[g])
+	if s.hi[g] != v>>63 {
+		return 0, false
+	}
+	return v, !s.decimal || (v < maxDecimal && v > -maxDecimal)
+}
+
+// overflowed takes the error of a result out of range since it was last called.
+func (s *intSumAcc) overflowed() error {
+	err := s.err
+	s.err = nil
+	return err
 }
 
 func (s *intSumAcc) grow(g int) {
-	for len(s.sum) < g {
-		s.sum = append(s.sum, 0)
+	for len(s.lo) < g {
+		s.hi = append(s.hi, 0)
+		s.lo = append(s.lo, 0)
 		s.n = append(s.n, 0)
 	}
+}
+
+// add adds the 128-bit value hi:lo to group g's sum.
+func (s *intSumAcc) add(g int32, hi int64, lo uint64) {
+	r, carry := bits.Add64(s.lo[g], lo, 0)
+	s.lo[g] = r
+	s.hi[g] += hi + int64(carry)
 }
 
 func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	vals := Int64s(col)
 	noNulls := col.NullN() == 0
-	if noNulls && b.W == nil {
-		for i, g := range gids {
-			v := vals[i]
-			r := s.sum[g] + v
-			if (r > s.sum[g]) != (v > 0) && v != 0 {
-				return fmt.Errorf("integer overflow in SUM")
-			}
-			if s.overflows(r) {
-				return errDecOverflow
-			}
-			s.sum[g] = r
-			s.n[g]++
-		}
-		return nil
-	}
 	for i, g := range gids {
 		if !noNulls && col.IsNull(i) {
 			continue
 		}
-		w := b.Weight(i)
-		v := vals[i]
-		if w != 1 {
-			hi, lo := bits.Mul64(uint64(abs64(v)), uint64(abs64(w)))
-			if hi != 0 || lo > math.MaxInt64 {
-				return fmt.Errorf("integer overflow in SUM")
+		v, w := vals[i], b.Weight(i)
+		if w == 1 {
+			s.add(g, v>>63, uint64(v))
+			s.n[g]++
+			continue
+		}
+		// v * w in 128 bits: the product of the magnitudes, negated when the signs differ.
+		hi, lo := bits.Mul64(uint64(abs64(v)), uint64(abs64(w)))
+		if (v < 0) != (w < 0) {
+			lo = ^lo + 1
+			hi = ^hi
+			if lo == 0 {
+				hi++
 			}
-			v *= w
 		}
-		r := s.sum[g] + v
-		if (r > s.sum[g]) != (v > 0) && v != 0 {
-			return fmt.Errorf("integer overflow in SUM")
-		}
-		if s.overflows(r) {
-			return errDecOverflow
-		}
-		s.sum[g] = r
+		s.add(g, int64(hi), lo)
 		s.n[g] += w
 	}
 	return nil
 }
 
+// abs64 is |v|; of math.MinInt64 too, read as unsigned.
 func abs64(v int64) int64 {
 	if v < 0 {
 		return -v
@@ -171,7 +178,7 @@ func abs64(v int64) int64 {
 	return v
 }
 
-func (s *intSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+func (s *intSumAcc) reset(g int32) { s.hi[g], s.lo[g], s.n[g] = 0, 0, 0 }
 
 func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 	if s.avg {
@@ -180,7 +187,11 @@ func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 	vals := make([]int64, len(gs))
 	var valid []bool
 	for i, g := range gs {
-		if s.n[g] <= 0 {
+		v, ok := s.sum(g)
+		if !ok && s.n[g] > 0 {
+			s.fail()
+		}
+		if !ok || s.n[g] <= 0 {
 			if valid == nil {
 				valid = make([]bool, len(gs))
 				for k := 0; k < i; k++ {
@@ -192,9 +203,17 @@ func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 		if valid != nil {
 			valid[i] = true
 		}
-		vals[i] = s.sum[g]
+		vals[i] = v
 	}
 	return NewInt64(vals, valid)
+}
+
+func (s *intSumAcc) fail() {
+	if s.decimal {
+		s.err = errDecOverflow
+	} else {
+		s.err = fmt.Errorf("integer overflow in SUM")
+	}
 }
 
 func (s *intSumAcc) result(g int32) any {
@@ -202,13 +221,22 @@ func (s *intSumAcc) result(g int32) any {
 		return nil
 	}
 	if s.avg {
-		f := float64(s.sum[g]) / float64(s.n[g])
+		f := float64(int64(s.lo[g]))
+		if s.hi[g] != int64(s.lo[g])>>63 {
+			f = float64(s.hi[g])*(1<<64) + float64(s.lo[g])
+		}
+		f /= float64(s.n[g])
 		if s.scale != 0 {
 			f /= s.scale
 		}
 		return f
 	}
-	return s.sum[g]
+	v, ok := s.sum(g)
+	if !ok {
+		s.fail()
+		return nil
+	}
+	return v
 }
 
 type floatSumAcc struct {
@@ -382,8 +410,14 @@ func (d *distinctAcc) result(g int32) any {
 
 func (c *countAcc) save(w *StateWriter, g int32)  { w.Int(c.n[g]) }
 func (c *countAcc) load(r *StateReader, g int32)  { c.n[g] = r.Int() }
-func (s *intSumAcc) save(w *StateWriter, g int32) { w.Int(s.sum[g]); w.Int(s.n[g]) }
-func (s *intSumAcc) load(r *StateReader, g int32) { s.sum[g], s.n[g] = r.Int(), r.Int() }
+func (s *intSumAcc) save(w *StateWriter, g int32) {
+	w.Int(s.hi[g])
+	w.Int(int64(s.lo[g]))
+	w.Int(s.n[g])
+}
+func (s *intSumAcc) load(r *StateReader, g int32) {
+	s.hi[g], s.lo[g], s.n[g] = r.Int(), uint64(r.Int()), r.Int()
+}
 func (s *floatSumAcc) save(w *StateWriter, g int32) {
 	w.Value(s.sum[g])
 	w.Int(s.n[g])

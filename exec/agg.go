@@ -77,9 +77,14 @@ type HashAgg struct {
 	// keys stays bounded, at the price of forgetting idle keys (results change, as with
 	// Flink's TTL). It needs group keys (the one row of a global aggregate stays) and is for
 	// non-windowed aggregates (a window's groups are freed by the watermark).
-	TTL     int64
+	TTL int64
+	// Errs, when set, receives a result's data error (a SUM out of range, whose result is
+	// then NULL) instead of it failing the aggregate: a view goes on, and its rows stay
+	// consistent with the groups (the SUM comes back when retractions bring it into range).
+	Errs    RowErrors
 	Out     Output
 	started bool
+	outErr  error // a result's data error, without Errs: Push returns it
 
 	groups  map[string]int32
 	intKeys map[int64]int32
@@ -328,6 +333,15 @@ func (h *HashAgg) release(gs []int32) {
 
 // Push implements Operator.
 func (h *HashAgg) Push(_ int, m Msg) error {
+	err := h.push(m)
+	if err == nil {
+		err = h.outErr
+	}
+	h.outErr = nil
+	return err
+}
+
+func (h *HashAgg) push(m Msg) error {
 	if h.accs == nil {
 		h.init()
 	}
@@ -746,6 +760,16 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 	}
 	for i, a := range h.accs {
 		out.Cols = append(out.Cols, a.column(gs, h.Aggs[i].ResultType()))
+		if o, ok := a.(interface{ overflowed() error }); ok {
+			// A retraction's NULL was reported when the row was emitted.
+			if err := o.overflowed(); err != nil && w > 0 {
+				if h.Errs != nil {
+					h.Errs(err)
+				} else if h.outErr == nil {
+					h.outErr = err
+				}
+			}
+		}
 	}
 	if w != 1 {
 		out.W = make([]int64, len(gs))

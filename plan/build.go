@@ -84,7 +84,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Types: Types(x.Input.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Aggregate:
 		in := x.Input.Schema()
-		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Out: out}
+		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Errs: bd.opt.RowErrors, Out: out}
 		if x.Window == nil {
 			h.TTL = bd.opt.TTL
 		}
