@@ -1389,6 +1389,7 @@ func TestSubscribeOpLabels(t *testing.T) {
 	mustExec(t, db, "INSERT INTO s VALUES (1, 1, 10), (2, 2, 20)")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW sg AS SELECT g, SUM(v) AS total FROM s GROUP BY g")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW copy AS SELECT v, k FROM s WHERE v > 0")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW dg AS SELECT DISTINCT g FROM s")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub := func(view string) *streamsql.Rows {
@@ -1399,7 +1400,22 @@ func TestSubscribeOpLabels(t *testing.T) {
 		t.Cleanup(func() { rows.Close() })
 		return rows
 	}
-	sg, cp := sub("sg"), sub("copy")
+	sg, cp, dg := sub("sg"), sub("copy"), sub("dg")
+	// A change that leaves a group's row as it was sends nothing: another row of group 1
+	// (DISTINCT), then the one of group 4.
+	mustExec(t, db, "INSERT INTO s VALUES (3, 1, 0)")
+	mustExec(t, db, "INSERT INTO s VALUES (4, 4, 0)")
+	if got, want := nextChanges(t, dg, 1), []change{{"+I", "4"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DISTINCT over a row already there, then a new one: %v, want %v", got, want)
+	}
+	mustExec(t, db, "DELETE FROM s WHERE k IN (3, 4)")
+	if got, want := nextChanges(t, dg, 1), []change{{"-D", "4"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DISTINCT after deletes: %v, want %v", got, want)
+	}
+	// Group 1's SUM is unchanged by a 0 coming and going: only group 4 changes.
+	if got, want := nextChanges(t, sg, 2), []change{{"+I", "4|0"}, {"-D", "4|0"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("SUM over rows adding 0: %v, want %v", got, want)
+	}
 	mustExec(t, db, "UPDATE s SET g = 3 WHERE k = 2")
 	if got, want := nextChanges(t, sg, 2), []change{{"-D", "2|20"}, {"+I", "3|20"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("a row moving to another group: %v, want %v", got, want)

@@ -454,18 +454,64 @@ func (h *HashAgg) interleave(old *Batch, oldGs []int32, cur *Batch, newGs []int3
 	oi, ni := 0, 0
 	var idx []int32 // into the concatenation old ++ cur
 	for _, g := range h.touched {
-		if oi < len(oldGs) && oldGs[oi] == g {
+		hasOld := oi < len(oldGs) && oldGs[oi] == g
+		hasNew := ni < len(newGs) && newGs[ni] == g
+		if hasOld && hasNew && h.sameResults(old, oi, cur, ni) {
+			// Unchanged (a DISTINCT row inserted again, a MAX not beaten): no change to send.
+			oi++
+			ni++
+			continue
+		}
+		if hasOld {
 			idx = append(idx, int32(oi))
 			oi++
 		}
-		if ni < len(newGs) && newGs[ni] == g {
+		if hasNew {
 			idx = append(idx, int32(old.N+ni))
 			ni++
 		}
 	}
+	if len(idx) == 0 {
+		return nil
+	}
 	both := ConcatChanges(old, cur)
 	out := Take(both, idx, append(append([]types.T{}, h.KeyT...), h.resultTypes()...))
 	return out
+}
+
+// sameResults reports whether row i of a and row j of b, two rows of one group, have the
+// same aggregate results (their keys are the group's).
+func (h *HashAgg) sameResults(a *Batch, i int, b *Batch, j int) bool {
+	for c := len(h.Keys); c < len(a.Cols); c++ {
+		x, y := a.Cols[c], b.Cols[c]
+		if x.IsNull(i) || y.IsNull(j) {
+			if x.IsNull(i) != y.IsNull(j) {
+				return false
+			}
+			continue
+		}
+		switch x := x.(type) {
+		case *array.Int64:
+			if x.Value(i) != y.(*array.Int64).Value(j) {
+				return false
+			}
+		case *array.Float64:
+			if x.Value(i) != y.(*array.Float64).Value(j) {
+				return false
+			}
+		case *array.String:
+			if x.Value(i) != y.(*array.String).Value(j) {
+				return false
+			}
+		case *array.Boolean:
+			if x.Value(i) != y.(*array.Boolean).Value(j) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resultTypes are the aggregates' result types.
