@@ -656,7 +656,14 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 		}
 	}
 	if err := t.validate(nb); err != nil {
-		return nil, err
+		return nil, nullAt(s, err, func(_, col int) (sql.Pos, bool) {
+			for _, a := range n.List {
+				if t.colIndex(a.Column.Name.O) == col {
+					return s.PosOf(a.Expr), true
+				}
+			}
+			return sql.Pos{}, false
+		})
 	}
 	var before []int64
 	after := t.wm.W

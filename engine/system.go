@@ -129,7 +129,7 @@ func (e *Engine) systemRelation(name string) (*plan.Relation, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &plan.Relation{Name: st.name, Cols: st.cols, Handle: st, TimeCol: -1}, true
+	return &plan.Relation{Name: st.name, Cols: st.cols, Handle: st, TimeCol: -1, Untimed: st.name}, true
 }
 
 // rowJSON renders a row as a JSON object of column name to value.

@@ -217,6 +217,9 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 	}
 	t.data = table.New(ent.ID, t.names(), t.types(), pk, &e.seq, e.store, e.cacheSize())
 	t.rel = &plan.Relation{Name: t.name, Cols: t.cols, Handle: t, PK: pk, TimeCol: t.wmCol}
+	if t.wmCol < 0 {
+		t.rel.Untimed = t.name
+	}
 	e.tables[strings.ToLower(t.name)] = t
 	return t, nil
 }

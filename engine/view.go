@@ -138,7 +138,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		v.cols = append(v.cols, catalog.Column{Name: c.Name, Type: c.T})
 	}
 	v.store = newViewStore(v, plan.Types(node.Schema()))
-	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: plan.EventTimeCol(node)}
+	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: plan.EventTimeCol(node), Untimed: plan.Untimed(node)}
 	v.key, v.keyed = plan.UniqueKey(node)
 	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
@@ -148,6 +148,9 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 	}
 	if s.EmitOnClose && !hasWindowedAgg(node) {
 		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
+	}
+	if t := v.rel.Untimed; s.EmitOnClose && t != "" {
+		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE would never emit: table %s has no WATERMARK, and the view's watermark is the least of its inputs'", t)
 	}
 	v.state, v.sources = df.State, df.Sources
 	e.attachStores(v)

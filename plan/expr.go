@@ -382,14 +382,20 @@ func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec
 	default:
 		return x, nil
 	}
+	castTo := func(t types.T) (any, error) {
+		cast, err := exec.NewCast(c, t, false)
+		if err != nil {
+			return nil, err
+		}
+		return exec.EvalConst(cast)
+	}
 	if to.IsNumeric() {
-		to = numericText(c.V.(string))
+		if v, err := castTo(numericText(c.V.(string))); err == nil {
+			return &exec.Const{V: v, T: numericText(c.V.(string))}, nil
+		}
+		// Not a number: the error names the type it is compared or computed with.
 	}
-	cast, err := exec.NewCast(c, to, false)
-	if err != nil {
-		return nil, b.wrap(n, err)
-	}
-	v, err := exec.EvalConst(cast)
+	v, err := castTo(to)
 	if err != nil {
 		return nil, b.wrap(n, err)
 	}

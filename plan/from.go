@@ -821,6 +821,21 @@ func EventTimeCol(n Node) int {
 	return -1
 }
 
+// Untimed names a table without a WATERMARK that n reads, directly or through views, or
+// returns "" when there is none: an operator with several inputs takes the least of their
+// watermarks, so one such input leaves n's watermark unset for good.
+func Untimed(n Node) string {
+	if s, ok := n.(*Scan); ok {
+		return s.Rel.Untimed
+	}
+	for _, c := range n.Children() {
+		if r := Untimed(c); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
 // UniqueKey returns the columns of n's output that identify its rows — an aggregate's group
 // keys (a window aggregate's window_end, or but for CUMULATE its window_start, may stand for
 // both), or a scanned table's primary key, passed on unchanged through filters and

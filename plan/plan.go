@@ -48,6 +48,10 @@ type Relation struct {
 	// PK lists the primary key columns; TimeCol is the event-time (WATERMARK) column or -1.
 	PK      []int
 	TimeCol int
+	// Untimed names a table without a WATERMARK that holds the relation's watermark unset
+	// for good: the relation itself, or a table a view reads (see Untimed); "" when its
+	// watermark can advance.
+	Untimed string
 }
 
 // Catalog resolves relation names for the binder.
