@@ -40,7 +40,7 @@ type aggScope struct {
 func (s *scope) resolve(table, name string) (int, error) {
 	found := -1
 	for i, c := range s.cols {
-		if !strings.EqualFold(c.Name, name) {
+		if !strings.EqualFold(c.Name, name) || c.Hidden && table == "" {
 			continue
 		}
 		if table != "" && !strings.EqualFold(c.Table, table) {

@@ -438,18 +438,20 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 	if j.NaturalJoin {
 		for _, l := range lcols {
 			for _, r := range rcols {
-				if strings.EqualFold(l.Name, r.Name) {
+				if strings.EqualFold(l.Name, r.Name) && !l.Hidden && !r.Hidden {
 					using = append(using, &ast.ColumnName{Name: ast.NewCIStr(l.Name)})
 				}
 			}
 		}
 	}
+	var merged [][2]int // the USING columns: left and right index
 	for _, u := range using {
 		li, err1 := (&scope{cols: lcols}).resolve("", u.Name.O)
 		ri, err2 := (&scope{cols: rcols}).resolve("", u.Name.O)
 		if err1 != nil || err2 != nil {
 			return nil, nil, b.errName(u.Name.O, "column %s of USING must exist on both sides of the join", u.Name.O)
 		}
+		merged = append(merged, [2]int{li, ri})
 		if keyCompatible(lcols[li].T, rcols[ri].T) {
 			node.LeftKeys = append(node.LeftKeys, li)
 			node.RightKeys = append(node.RightKeys, ri)
@@ -476,7 +478,43 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 		node.Interval = b.intervalSpec(conds, lcols, rcols)
 		node.Maintained = true
 	}
+	if len(merged) > 0 {
+		return usingColumns(node, kind, lcols, rcols, merged)
+	}
 	return node, both, nil
+}
+
+// usingColumns puts the columns of a USING (or NATURAL) join in SQL's order: each USING
+// column once, unqualified — the left side's value, the right's for a RIGHT join, the first
+// not NULL for a FULL join — then both sides' columns, where each side's USING columns stay
+// reachable by their qualified names only (Hidden).
+func usingColumns(join Node, kind exec.JoinKind, lcols, rcols []Col, merged [][2]int) (Node, []Col, error) {
+	var exprs []exec.Expr
+	var cols []Col
+	hidden := map[int]bool{}
+	for _, m := range merged {
+		l := &exec.ColRef{Idx: m[0], T: lcols[m[0]].T, Name: lcols[m[0]].Name}
+		r := &exec.ColRef{Idx: len(lcols) + m[1], T: rcols[m[1]].T, Name: rcols[m[1]].Name}
+		var x exec.Expr = l
+		switch kind {
+		case exec.JoinRight:
+			x = r
+		case exec.JoinFull:
+			var err error
+			if x, err = exec.NewFunc("coalesce", []exec.Expr{l, r}); err != nil {
+				return nil, nil, err
+			}
+		}
+		exprs = append(exprs, x)
+		cols = append(cols, Col{Name: lcols[m[0]].Name, T: x.Type()})
+		hidden[m[0]], hidden[len(lcols)+m[1]] = true, true
+	}
+	for i, c := range append(append([]Col{}, lcols...), rcols...) {
+		exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		c.Hidden = c.Hidden || hidden[i]
+		cols = append(cols, c)
+	}
+	return &Project{Input: join, Exprs: exprs, cols: cols}, cols, nil
 }
 
 // onCondition splits a join's ON conjuncts into equi-join keys and a residual condition.

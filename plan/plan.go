@@ -22,6 +22,9 @@ type Col struct {
 	Name  string
 	Table string // qualifier (table name or alias), lower-cased; "" when none
 	T     types.T
+	// Hidden marks a column only its qualified name reaches (a side's column merged by a
+	// USING or NATURAL join): an unqualified name and SELECT * see the merged one.
+	Hidden bool
 }
 
 // qualified is the column's name with its table, for EXPLAIN.

@@ -128,7 +128,7 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 			t := f.WildCard.Table.L
 			n := 0
 			for i, c := range in.cols {
-				if t != "" && !strings.EqualFold(c.Table, t) {
+				if t != "" && !strings.EqualFold(c.Table, t) || t == "" && c.Hidden {
 					continue
 				}
 				exprs = append(exprs, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
