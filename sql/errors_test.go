@@ -181,6 +181,7 @@ func FuzzParse(f *testing.F) {
 		"SELECT COUNT(*) FILTER (WHERE a > 1), SUM(DISTINCT b) FILTER (WHERE c) FROM t",
 		"SELECT a::BIGINT::VARCHAR, f(x)::DECIMAL(10,2), (a + 1)::DOUBLE, EXTRACT(EPOCH FROM ts) FROM t ORDER BY a::INT NULLS LAST",
 		"SELECT a IS DISTINCT FROM b.c, x IS NOT DISTINCT FROM (1 + 2), y IS DISTINCT FROM -1::INT FROM t",
+		"(SELECT 1) UNION ALL (SELECT 2 ORDER BY 1 LIMIT 1) ORDER BY 1 OFFSET 1",
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -194,6 +195,9 @@ func FuzzParse(f *testing.F) {
 			}
 			if e.Line < 1 || e.Col < 1 {
 				t.Fatalf("%q: bad position %v", q, e)
+			}
+			if strings.HasPrefix(e.Msg, "internal parser error") {
+				t.Fatalf("%q: %v", q, e) // a panic, recovered
 			}
 			return
 		}

@@ -417,12 +417,13 @@ func (r *rewriter) errAt(i int, format string, args ...any) *Error {
 	return errAtOff(r.src, r.offOf(i), format, args...)
 }
 
-// offOf is the user offset of token i (the end of the statement past its last token).
+// offOf is the user offset of token i (the statement's start before its first token, its
+// end past its last).
 func (r *rewriter) offOf(i int) int {
-	if i < len(r.toks) {
+	if i >= 0 && i < len(r.toks) {
 		return r.toks[i].off
 	}
-	if len(r.toks) == 0 {
+	if i < 0 || len(r.toks) == 0 {
 		return 0
 	}
 	return r.toks[len(r.toks)-1].end
