@@ -510,7 +510,7 @@ func (l *Limit) Push(_ int, m Msg) error {
 	for i := 0; i < b.N; i++ {
 		for k := int64(0); k < b.Weight(i); k++ {
 			l.seen++
-			if l.seen > l.Offset && (l.Count < 0 || l.seen <= l.Offset+l.Count) {
+			if l.seen > l.Offset && (l.Count < 0 || l.seen-l.Offset <= l.Count) {
 				sel = append(sel, int32(i))
 			}
 		}

@@ -571,6 +571,13 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			// Units TiDB's EXTRACT does not know become the function extract_<unit>(e).
 			r.syn("`extract_"+strings.ToLower(r.at(k+2).raw)+"`(", t.off)
 			k += 4
+		case up == "OFFSET" && (next.kind == tkNumber || next.kind == tkParam) && !r.at(k-2).is("LIMIT") ||
+			up == "FETCH" && (next.is("FIRST") || next.is("NEXT")):
+			nk, err := r.rewriteOffsetFetch(k)
+			if err != nil {
+				return err
+			}
+			k = nk
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
 		case dateFuncs[up] && next.op("("):
@@ -582,6 +589,41 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		}
 	}
 	return nil
+}
+
+// rewriteOffsetFetch emits standard SQL's `OFFSET n [ROW|ROWS] [FETCH {FIRST|NEXT} m
+// {ROW|ROWS} ONLY]`, or the FETCH clause alone, at i as TiDB's `LIMIT m OFFSET n` (without
+// FETCH, every row after the first n). It returns the index after the clause.
+func (r *rewriter) rewriteOffsetFetch(i int) (int, *Error) {
+	k := i
+	var offset *token
+	if r.at(k).is("OFFSET") {
+		t := r.at(k + 1)
+		offset = &t
+		k += 2
+		if r.at(k).is("ROW") || r.at(k).is("ROWS") {
+			k++
+		}
+	}
+	if !r.at(k).is("FETCH") {
+		r.syn("LIMIT 9223372036854775807 OFFSET", r.at(i).off)
+		r.tok(*offset)
+		return k, nil
+	}
+	if !r.at(k+1).is("FIRST") && !r.at(k+1).is("NEXT") {
+		return 0, r.errAt(k+1, "expected FIRST or NEXT after FETCH")
+	}
+	count := r.at(k + 2)
+	if !(r.at(k+3).is("ROW") || r.at(k+3).is("ROWS")) || !r.at(k+4).is("ONLY") {
+		return 0, r.errAt(k+3, "expected ROWS ONLY in FETCH FIRST n ROWS ONLY")
+	}
+	r.syn("LIMIT", r.at(k).off)
+	r.tok(count)
+	if offset != nil {
+		r.syn("OFFSET", r.at(i).off)
+		r.tok(*offset)
+	}
+	return k + 5, nil
 }
 
 // rewriteValues emits the table value constructor `(VALUES (e, ...), ...) [AS] t [(c, ...)]`,
