@@ -1,6 +1,7 @@
 package streamsql_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql"
+	"github.com/streamsql/streamsql/state"
 )
 
 // checkpointViews are views of every stateful operator kind.
@@ -323,4 +325,73 @@ func TestBackupInMemory(t *testing.T) {
 	defer cp.Close()
 	wantRows(t, cp, "SELECT * FROM c ORDER BY a", "[1 1] [2 2]")
 	wantRows(t, cp, "SELECT COUNT(*) FROM q", "[3]")
+}
+
+// TestCheckpointOfOlderLayout opens a database whose checkpoint an older version wrote, in a
+// layout this one does not read: Open rebuilds the views from their tables, and a
+// checkpoint follows soon, so the next Open restores it.
+func TestCheckpointOfOlderLayout(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	open := func() *streamsql.DB {
+		db, err := streamsql.Open(dir, streamsql.WithCheckpointInterval(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open()
+	mustExec(t, db, "CREATE TABLE ev (k BIGINT, v BIGINT)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW agg AS SELECT k, COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY k")
+	mustExec(t, db, "INSERT INTO ev VALUES (1, 10), (2, 20), (1, 5)")
+	mustExec(t, db, "CHECKPOINT")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The older layout: a header without the format number first, records it cannot read.
+	st, err := state.Open(dir, true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok, err := st.Meta("ckpt")
+	if err != nil || !ok {
+		t.Fatalf("no checkpoint header: %v", err)
+	}
+	_, n := binary.Varint(v)
+	wb := st.NewBatch()
+	wb.PutMeta("ckpt", v[n:])
+	if err := st.MetaPrefix("ckpt/view/", func(name string, _ []byte) error {
+		wb.PutMeta("ckpt/view/"+name, []byte{0x7f})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit(wb); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	db = open()
+	wantRows(t, db, "SELECT k, n, s FROM agg ORDER BY k", "[1 2 15] [2 1 20]")
+	mustExec(t, db, "INSERT INTO ev VALUES (2, 1)")
+	wantRows(t, db, "SELECT k, n, s FROM agg ORDER BY k", "[1 2 15] [2 2 21]")
+	waitCheckpoints := func(n int64, what string) {
+		deadline := time.Now().Add(10 * time.Second)
+		for countRows(t, db, "SELECT COUNT(*) FROM system.checkpoints WHERE reason = 'interval'") < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("no checkpoint after %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitCheckpoints(1, "the views were rebuilt")
+	// A new view is checkpointed soon too, with no write after it.
+	mustExec(t, db, "CREATE MATERIALIZED VIEW big AS SELECT k FROM agg WHERE n > 1")
+	waitCheckpoints(2, "a view was created")
+	db.Close()
+	db = open()
+	defer db.Close()
+	if got := countRows(t, db, "SELECT COUNT(*) FROM system.checkpoints WHERE reason = 'restored'"); got != 1 {
+		t.Errorf("the reopened database restored %d checkpoints, want 1", got)
+	}
+	wantRows(t, db, "SELECT k, n, s FROM agg ORDER BY k", "[1 2 15] [2 2 21]")
 }

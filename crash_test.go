@@ -754,8 +754,8 @@ func TestCrashTornWAL(t *testing.T) {
 			}
 			db, err := streamsql.Open(dir)
 			if err != nil {
-				if err.Error() == "" {
-					t.Fatal("Open failed with an empty error")
+				if !strings.Contains(err.Error(), "write-ahead log is damaged") {
+					t.Fatalf("Open refused a torn WAL without saying so: %v", err)
 				}
 				t.Logf("refused: %v", err)
 				return

@@ -27,6 +27,12 @@ import (
 
 const ckptKey = "ckpt"
 
+// ckptFormat is the layout of the checkpoint records, written first in the header as its
+// negation (an older header began with its id, a positive number). A checkpoint of another
+// layout — from an older version of streamsql — is not used: Open rebuilds the views from
+// their tables, as when no checkpoint covers them.
+const ckptFormat = 2
+
 type checkpointInfo struct {
 	id     int64
 	seq    uint64
@@ -91,6 +97,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	h := &exec.StateWriter{}
+	h.Int(-ckptFormat)
 	h.Int(info.id)
 	h.Int(int64(info.seq))
 	h.Int(start.UnixMilli())
@@ -330,6 +337,9 @@ func (e *Engine) loadCheckpoint() (*checkpointInfo, error) {
 		return nil, err
 	}
 	r := &exec.StateReader{Buf: v}
+	if r.Int() != -ckptFormat {
+		return nil, nil
+	}
 	info := &checkpointInfo{id: r.Int(), seq: uint64(r.Int()), tables: map[uint64]int64{}, views: map[uint64]bool{}, reason: "restored"}
 	info.at = time.UnixMilli(r.Int())
 	info.bytes = int64(len(v))
@@ -444,6 +454,8 @@ func (e *Engine) recover() error {
 		}
 	}
 	e.flushLate()
+	// A checkpoint soon, so the next Open replays only what comes after it.
+	e.dirty = len(e.views) > 0
 	return nil
 }
 

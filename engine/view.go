@@ -180,6 +180,8 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 			return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
 		}
 		e.flushLate()
+		// The next checkpoint covers the view: until one does, Open replays every change.
+		e.dirty = true
 	}
 	return v, nil
 }

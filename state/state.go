@@ -67,6 +67,9 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 		if strings.Contains(err.Error(), "lock") {
 			return nil, fmt.Errorf("open %s: the database is in use by another process or DB (file lock held): %w", path, err)
 		}
+		if strings.Contains(err.Error(), "replaying WAL") {
+			return nil, fmt.Errorf("open %s: the write-ahead log is damaged (a torn or corrupted write, not a crash Pebble can recover from); restore a BACKUP: %w", path, err)
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	wo := pebble.Sync
