@@ -198,7 +198,9 @@ func newAbs(args []Expr) (Expr, error) {
 
 // newRound is round(x[, d]), rounding half away from zero to d fractional digits (negative
 // d rounds to tens, hundreds, ...). Integers stay integers, DOUBLE stays DOUBLE; a DECIMAL
-// keeps its scale and gains one digit of precision for the carry (round(9.9) = 10.0).
+// gains one digit of precision for the carry (round(9.9) = 10) and, with d a constant, takes
+// d as its scale (between 0 and its own: round(2.345, 2) = 2.35, round(2.5) = 3, as in
+// PostgreSQL and DuckDB); with d computed per row it keeps its scale.
 func newRound(args []Expr) (Expr, error) {
 	if err := argCount("round", args, 1, 2); err != nil {
 		return nil, err
@@ -230,8 +232,16 @@ func newRound(args []Expr) (Expr, error) {
 	}
 	scale := int64(asDecimal(t).Scale)
 	rt := t
+	var unit int64 = 1 // the result's unscaled value is the rounded one divided by unit
 	if t.Kind == types.Decimal {
-		rt = types.DecimalOf(min(types.MaxDecimalPrecision, int(t.Precision)+1), int(t.Scale))
+		newScale := scale
+		if c, ok := d.(*Const); ok {
+			if dv, ok := c.V.(int64); ok {
+				newScale = max(0, min(dv, scale))
+			}
+		}
+		unit = types.Pow10[scale-newScale]
+		rt = types.DecimalOf(min(types.MaxDecimalPrecision, int(t.Precision-t.Scale)+int(newScale)+1), int(newScale))
 	}
 	chk, ovfErr := checkInt64, errIntOverflow
 	switch t.Kind {
@@ -253,7 +263,7 @@ func newRound(args []Expr) (Expr, error) {
 			if !ok || outOfRange([]int64{v}, chk) {
 				return nil, ovfErr
 			}
-			dst[i] = v
+			dst[i] = v / unit
 		}
 		return makeInt64(dst, valid, nulls), nil
 	}
