@@ -536,7 +536,10 @@ func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, e
 		return nil, b.errAt(n, "scalar subquery must return one column, it returns %d", len(cols))
 	}
 	if len(c.cols) > 0 {
-		return b.correlated(subScalar, node, c, nil, false), nil
+		x := b.correlated(subScalar, node, c, nil, false).(*correlatedExpr)
+		pos := b.Stmt.PosOf(n)
+		x.at = exec.Pos{Line: pos.Line, Col: pos.Col}
+		return x, nil
 	}
 	rows, err := b.Run(node)
 	if err != nil {

@@ -79,6 +79,7 @@ type correlatedExpr struct {
 	t    types.T
 	run  func(Node) ([][]any, error)
 	memo map[string]any
+	at   exec.Pos // a scalar subquery's place, for its error of too many rows
 }
 
 var _ exec.Expr = (*correlatedExpr)(nil)
@@ -134,7 +135,7 @@ func (x *correlatedExpr) evalRow(lv any) (any, error) {
 		return (len(rows) > 0) != x.not, nil
 	case subScalar:
 		if len(rows) > 1 {
-			return nil, fmt.Errorf("scalar subquery returned %d rows; expected at most one", len(rows))
+			return nil, &exec.DataError{Err: fmt.Errorf("scalar subquery returned %d rows; expected at most one", len(rows)), Pos: x.at}
 		}
 		if len(rows) == 0 {
 			return nil, nil
