@@ -2,7 +2,9 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -317,13 +319,14 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			return fmt.Errorf("internal error: MIN/MAX retraction on an insert-only aggregate")
 		}
 		if m := e.multi[g]; m != nil {
-			m[v] += w
-			if m[v] == 0 {
-				delete(m, v)
+			k := multisetKey(v)
+			m[k] += w
+			if m[k] == 0 {
+				delete(m, k)
 			}
 			e.val[g] = nil
-			for x := range m {
-				if e.val[g] == nil || e.better(x, e.val[g]) {
+			for k := range m {
+				if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
 					e.val[g] = x
 				}
 			}
@@ -364,10 +367,10 @@ func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		if col.IsNull(i) {
 			continue
 		}
-		v := Value(col, i)
-		d.sets[g][v] += b.Weight(i)
-		if d.sets[g][v] == 0 {
-			delete(d.sets[g], v)
+		k := multisetKey(Value(col, i))
+		d.sets[g][k] += b.Weight(i)
+		if d.sets[g][k] == 0 {
+			delete(d.sets[g], k)
 		}
 	}
 	return nil
@@ -387,14 +390,20 @@ func (d *distinctAcc) result(g int32) any {
 	}
 	var isum int64
 	var fsum float64
-	for v := range set {
-		switch x := v.(type) {
+	var floats []float64
+	for k := range set {
+		switch x := multisetValue(k).(type) {
 		case int64:
 			isum += x
 			fsum += float64(x)
 		case float64:
-			fsum += x
+			floats = append(floats, x)
 		}
+	}
+	// Floats are summed in order, so the sum does not depend on the map's.
+	slices.SortFunc(floats, compareFloat)
+	for _, x := range floats {
+		fsum += x
 	}
 	if d.spec.Fn == AggAvg {
 		if d.spec.In.Kind == types.Decimal {
@@ -441,10 +450,28 @@ func (e *extremeAcc) load(r *StateReader, g int32) {
 func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
 func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
 
+// A multiset of values is a map from value to count; NaN, which is not equal to itself,
+// is kept as nanKey.
+type nanKey struct{}
+
+func multisetKey(v any) any {
+	if f, ok := v.(float64); ok && f != f {
+		return nanKey{}
+	}
+	return v
+}
+
+func multisetValue(k any) any {
+	if _, ok := k.(nanKey); ok {
+		return math.NaN()
+	}
+	return k
+}
+
 func saveMultiset(w *StateWriter, m map[any]int64) {
 	w.Int(int64(len(m)))
-	for v, n := range m {
-		w.Value(v)
+	for k, n := range m {
+		w.Value(multisetValue(k))
 		w.Int(n)
 	}
 }
@@ -453,8 +480,7 @@ func loadMultiset(r *StateReader) map[any]int64 {
 	n := r.Len()
 	m := make(map[any]int64, max(n, 0))
 	for i := 0; i < n && r.Err() == nil; i++ {
-		v := r.Value()
-		m[v] = r.Int()
+		m[multisetKey(r.Value())] = r.Int()
 	}
 	return m
 }

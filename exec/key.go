@@ -24,6 +24,8 @@ func AppendKey(buf []byte, a arrow.Array, i int) []byte {
 		f := c.Value(i)
 		if f == 0 {
 			f = 0 // -0 and +0 are one value
+		} else if f != f {
+			f = math.NaN() // so are NaNs, whatever their bits
 		}
 		buf = append(buf, 2)
 		return binary.LittleEndian.AppendUint64(buf, math.Float64bits(f))
@@ -66,6 +68,9 @@ func AppendValueKey(buf []byte, v any) []byte {
 		buf = append(buf, 1)
 		return binary.LittleEndian.AppendUint64(buf, uint64(x))
 	case float64:
+		if x != x {
+			x = math.NaN()
+		}
 		if x == 0 {
 			x = 0
 		}

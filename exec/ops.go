@@ -466,14 +466,7 @@ func CompareValues(a, b any) int {
 		}
 		return 0
 	case float64:
-		y := b.(float64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return compareFloat(x, b.(float64))
 	case string:
 		return strings.Compare(x, b.(string))
 	case bool:
@@ -521,4 +514,26 @@ func (l *Limit) Push(_ int, m Msg) error {
 	out := Take(b, sel, l.Types)
 	out.W = nil
 	return l.Out.EmitBatch(out)
+}
+
+// compareFloat orders DOUBLEs as PostgreSQL does: NaN equals NaN and is above every other
+// value (so sorting, MIN/MAX, DISTINCT and = agree).
+func compareFloat(x, y float64) int {
+	xn, yn := x != x, y != y
+	switch {
+	case xn || yn:
+		return b2i(xn) - b2i(yn)
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

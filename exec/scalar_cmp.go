@@ -69,7 +69,16 @@ func newCompare(op string, l, r Expr) (Expr, error) {
 		k = func(l, r operand, n int) (arrow.Array, error) {
 			a, am := l.float64s()
 			b, bm := r.float64s()
-			return cmpOrdered(c, a, am, b, bm, n, l.a, r.a), nil
+			if !hasNaN(a, am, n) && !hasNaN(b, bm, n) {
+				return cmpOrdered(c, a, am, b, bm, n, l.a, r.a), nil
+			}
+			// NaN is equal to NaN and above every other value (compareFloat).
+			out := make([]byte, (n+7)/8)
+			for i := 0; i < n; i++ {
+				out[i>>3] |= b2u(cmpResult(c, compareFloat(a[i&am], b[i&bm]))) << (i & 7)
+			}
+			valid, nulls := andValidity(n, l.a, r.a)
+			return makeBool(out, n, valid, nulls), nil
 		}
 	case types.PhysString:
 		k = func(l, r operand, n int) (arrow.Array, error) { return cmpStrings(c, l, r, n), nil }
@@ -77,6 +86,19 @@ func newCompare(op string, l, r Expr) (Expr, error) {
 		k = func(l, r operand, n int) (arrow.Array, error) { return cmpBools(c, l, r, n), nil }
 	}
 	return &binaryExpr{op: op, l: l, r: r, t: types.TBool, k: k}, nil
+}
+
+// hasNaN reports whether the first n values of an operand (m: its index mask) hold a NaN.
+func hasNaN(a []float64, m, n int) bool {
+	if m == 0 {
+		n = 1
+	}
+	for _, x := range a[:n] {
+		if x != x {
+			return true
+		}
+	}
+	return false
 }
 
 func b2u(b bool) byte {
