@@ -417,8 +417,8 @@ func (d *distinctAcc) result(g int32) any {
 	return isum
 }
 
-func (c *countAcc) save(w *StateWriter, g int32)  { w.Int(c.n[g]) }
-func (c *countAcc) load(r *StateReader, g int32)  { c.n[g] = r.Int() }
+func (c *countAcc) save(w *StateWriter, g int32) { w.Int(c.n[g]) }
+func (c *countAcc) load(r *StateReader, g int32) { c.n[g] = r.Int() }
 func (s *intSumAcc) save(w *StateWriter, g int32) {
 	w.Int(s.hi[g])
 	w.Int(int64(s.lo[g]))
