@@ -76,17 +76,17 @@ func temporalArg(fn string, e Expr) (Expr, error) {
 
 // extractUnits are the fields of extract_<unit>. Their values follow PostgreSQL: dow is 0
 // (Sunday) to 6, doy 1 to 366, week the ISO week, millisecond the seconds field in
-// milliseconds (seconds*1000 + ms), and epoch whole seconds since 1970 (floored: PostgreSQL
-// returns a fraction, our result is BIGINT).
+// milliseconds (seconds*1000 + ms), microsecond likewise in microseconds, and epoch whole
+// seconds since 1970 (floored: PostgreSQL returns a fraction, our result is BIGINT).
 var extractUnits = map[string]bool{
 	"year": true, "month": true, "day": true, "hour": true, "minute": true, "second": true,
-	"millisecond": true, "dow": true, "doy": true, "week": true, "quarter": true, "epoch": true,
+	"millisecond": true, "microsecond": true, "dow": true, "doy": true, "week": true, "quarter": true, "epoch": true,
 }
 
 func newExtract(unit string, args []Expr) (Expr, error) {
 	name := "extract_" + unit
 	if !extractUnits[unit] {
-		return nil, fmt.Errorf("unknown function %s", name)
+		return nil, fmt.Errorf("EXTRACT(%s FROM ...) is not supported; units: YEAR, QUARTER, MONTH, WEEK, DAY, DOW, DOY, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, EPOCH", strings.ToUpper(unit))
 	}
 	if err := argCount(name, args, 1, 1); err != nil {
 		return nil, err
@@ -134,6 +134,8 @@ func extractField(unit string, isDate bool) func(days, ms, raw int64) int64 {
 		return func(_, ms, _ int64) int64 { return ms / 1000 % 60 }
 	case "millisecond":
 		return func(_, ms, _ int64) int64 { return ms % 60_000 }
+	case "microsecond":
+		return func(_, ms, _ int64) int64 { return ms % 60_000 * 1000 }
 	case "dow":
 		return func(days, _, _ int64) int64 { return dayOfWeek(days) }
 	case "doy":
