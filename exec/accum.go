@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -40,6 +41,12 @@ func newAccumulator(a AggSpec, retract bool) accumulator {
 	switch a.Fn {
 	case AggCountStar, AggCount:
 		return &countAcc{star: a.Fn == AggCountStar}
+	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
+		acc := &momentAcc{fn: a.Fn, scale: 1}
+		if a.In.Kind == types.Decimal {
+			acc.scale = float64(types.Pow10[a.In.Scale])
+		}
+		return acc
 	case AggSum, AggAvg:
 		if a.In.Phys() == types.PhysFloat64 {
 			return &floatSumAcc{avg: a.Fn == AggAvg}
@@ -279,6 +286,75 @@ func (s *floatSumAcc) result(g int32) any {
 		return s.sum[g] / float64(s.n[g])
 	}
 	return s.sum[g]
+}
+
+// momentAcc keeps a group's count, sum and sum of squares, under insertions and
+// retractions, for the variances and standard deviations (population: over n; sample: over
+// n-1, NULL for one value).
+type momentAcc struct {
+	fn         AggFunc
+	scale      float64 // a DECIMAL input's 10^scale (1 otherwise)
+	n          []int64
+	sum, sumsq []float64
+}
+
+func (m *momentAcc) grow(g int) {
+	for len(m.n) < g {
+		m.n = append(m.n, 0)
+		m.sum = append(m.sum, 0)
+		m.sumsq = append(m.sumsq, 0)
+	}
+}
+
+func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		var x float64
+		if f, ok := col.(*array.Float64); ok {
+			x = f.Value(i)
+		} else {
+			x = float64(col.(*array.Int64).Value(i)) / m.scale
+		}
+		w := b.Weight(i)
+		m.n[g] += w
+		m.sum[g] += x * float64(w)
+		m.sumsq[g] += x * x * float64(w)
+	}
+	return nil
+}
+
+func (m *momentAcc) reset(g int32) { m.n[g], m.sum[g], m.sumsq[g] = 0, 0, 0 }
+
+func (m *momentAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(m, gs, t) }
+
+func (m *momentAcc) result(g int32) any {
+	n := float64(m.n[g])
+	div := n
+	if m.fn == AggVarSamp || m.fn == AggStddevSamp {
+		div = n - 1
+	}
+	if m.n[g] <= 0 || div <= 0 {
+		return nil
+	}
+	v := max(0, (m.sumsq[g]-m.sum[g]*m.sum[g]/n)/div) // rounding can take it below 0
+	if m.fn == AggStddevPop || m.fn == AggStddevSamp {
+		return math.Sqrt(v)
+	}
+	return v
+}
+
+func (m *momentAcc) save(w *StateWriter, g int32) {
+	w.Int(m.n[g])
+	w.Value(m.sum[g])
+	w.Value(m.sumsq[g])
+}
+
+func (m *momentAcc) load(r *StateReader, g int32) {
+	m.n[g] = r.Int()
+	m.sum[g], _ = r.Value().(float64)
+	m.sumsq[g], _ = r.Value().(float64)
 }
 
 // extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the

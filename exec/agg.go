@@ -20,9 +20,13 @@ const (
 	AggAvg
 	AggMin
 	AggMax
+	AggVarPop
+	AggVarSamp
+	AggStddevPop
+	AggStddevSamp
 )
 
-var aggNames = [...]string{"count(*)", "count", "sum", "avg", "min", "max"}
+var aggNames = [...]string{"count(*)", "count", "sum", "avg", "min", "max", "var_pop", "var_samp", "stddev_pop", "stddev_samp"}
 
 func (f AggFunc) String() string { return aggNames[f] }
 
@@ -35,12 +39,12 @@ type AggSpec struct {
 }
 
 // ResultType is the type of the aggregate's result (SPEC.md §2: COUNT and SUM of integers
-// are BIGINT, AVG is DOUBLE).
+// are BIGINT, AVG is DOUBLE; variances and standard deviations are DOUBLE).
 func (a AggSpec) ResultType() types.T {
 	switch a.Fn {
 	case AggCountStar, AggCount:
 		return types.TBigInt
-	case AggAvg:
+	case AggAvg, AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		return types.TDouble
 	case AggSum:
 		switch a.In.Kind {

@@ -393,7 +393,8 @@ func (c *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
 
 func (c *aggCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-var aggFuncs = map[string]exec.AggFunc{"count": exec.AggCount, "sum": exec.AggSum, "avg": exec.AggAvg, "min": exec.AggMin, "max": exec.AggMax}
+var aggFuncs = map[string]exec.AggFunc{"count": exec.AggCount, "sum": exec.AggSum, "avg": exec.AggAvg, "min": exec.AggMin, "max": exec.AggMax,
+	"var_pop": exec.AggVarPop, "var_samp": exec.AggVarSamp, "stddev_pop": exec.AggStddevPop, "stddev_samp": exec.AggStddevSamp}
 
 func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs []*ast.AggregateFuncExpr) (Node, *scope, error) {
 	as := &aggScope{input: in}
@@ -458,8 +459,12 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 				return nil, nil, err
 			}
 			t := x.Type()
-			if (fn == exec.AggSum || fn == exec.AggAvg) && !t.IsNumeric() && t.Kind != types.Null && t.Kind != types.Interval {
+			moment := fn == exec.AggVarPop || fn == exec.AggVarSamp || fn == exec.AggStddevPop || fn == exec.AggStddevSamp
+			if (fn == exec.AggSum || fn == exec.AggAvg || moment) && !t.IsNumeric() && t.Kind != types.Null && (t.Kind != types.Interval || moment) {
 				return nil, nil, b.errAt(a, "%s needs a numeric argument, got %s", strings.ToUpper(a.F), t)
+			}
+			if moment && a.Distinct {
+				return nil, nil, b.errAt(a, "%s(DISTINCT ...) is not supported", strings.ToUpper(a.F))
 			}
 			if t.Kind == types.Null {
 				x, t = &exec.Const{T: types.TBigInt}, types.TBigInt

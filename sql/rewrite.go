@@ -578,6 +578,10 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
+		case (up == "STDDEV" || up == "VARIANCE") && next.op("("):
+			// The sample statistics, as in PostgreSQL and DuckDB (TiDB reads the population's).
+			r.syn(map[string]string{"STDDEV": "STDDEV_SAMP(", "VARIANCE": "VAR_SAMP("}[up], t.off)
+			k += 2
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
 		case dateFuncs[up] && next.op("("):
