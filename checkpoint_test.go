@@ -191,6 +191,7 @@ func TestCheckpointIncremental(t *testing.T) {
 		"big": `CREATE MATERIALIZED VIEW big AS SELECT k, v, COUNT(*) AS n, MIN(ts) AS first FROM ev GROUP BY k, v`,
 		"j":   `CREATE MATERIALIZED VIEW j AS SELECT ev.k, ev.v, d.name FROM ev JOIN dim d ON ev.k = d.k`,
 		"lj":  `CREATE MATERIALIZED VIEW lj AS SELECT d.k, d.name, ev.v FROM dim d LEFT JOIN ev ON d.k = ev.k AND ev.v > 97`,
+		"sess": `CREATE MATERIALIZED VIEW sess AS SELECT k, window_start, window_end, COUNT(*) AS n FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '20' SECOND)) GROUP BY k, window_start, window_end`,
 		"top": `CREATE MATERIALIZED VIEW top AS SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, ts) AS rn FROM ev) WHERE rn <= 2`,
 		"tj":  `CREATE MATERIALIZED VIEW tj AS SELECT ev.k, ev.ts, d.name FROM ev JOIN dimv FOR SYSTEM_TIME AS OF ev.ts AS d ON ev.k = d.k`,
 	}

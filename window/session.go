@@ -39,6 +39,10 @@ type Session struct {
 	dirty map[*session]bool
 	gone  []*session
 	kb    []byte
+	// store holds each partition's open sessions as of the last checkpoint (exec.Keyed),
+	// changed the partitions changed since.
+	store   exec.KeyedStore
+	changed map[string]struct{}
 	// w is the last watermark received, the lateness reference for rows carrying none.
 	w    int64
 	seen bool
@@ -162,6 +166,7 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 	sort.Slice(list, func(a, b int) bool { return list[a].start < list[b].start })
 	s.parts[key] = list
 	s.dirty[ns] = true
+	s.markChanged(key)
 }
 
 func (s *Session) retract(key string, ts int64, row []any, w int64) {
@@ -177,6 +182,7 @@ func (s *Session) retract(key string, ts int64, row []any, w int64) {
 					x.w = append(x.w[:j], x.w[j+1:]...)
 				}
 				s.dirty[x] = true
+				s.markChanged(key)
 				return
 			}
 		}
@@ -290,6 +296,9 @@ func (s *Session) fire(w int64) error {
 				}
 			}
 		}
+		if len(keep) < len(list) {
+			s.markChanged(k)
+		}
 		if len(keep) == 0 {
 			delete(s.parts, k)
 		} else {
@@ -299,14 +308,31 @@ func (s *Session) fire(w int64) error {
 	return nil
 }
 
-var _ exec.Stateful = (*Session)(nil)
+var _ exec.Keyed = (*Session)(nil)
 
-// SaveState implements exec.Stateful: every open session with its rows and the output rows
-// it last emitted.
-func (s *Session) SaveState(w *exec.StateWriter) {
-	w.Int(int64(len(s.parts)))
-	for k, list := range s.parts {
-		w.Value(k)
+// Attach implements exec.Keyed.
+func (s *Session) Attach(store exec.KeyedStore) {
+	s.store, s.changed = store, map[string]struct{}{}
+}
+
+// markChanged records that partition k's sessions changed since the last checkpoint.
+func (s *Session) markChanged(k string) {
+	if s.store != nil {
+		s.changed[k] = struct{}{}
+	}
+}
+
+// SaveState implements exec.Stateful: the partitions changed since the last checkpoint go to
+// the store, each its open sessions with their rows and the output rows they last emitted;
+// those with none left leave it.
+func (s *Session) SaveState(*exec.StateWriter) {
+	for k := range s.changed {
+		list := s.parts[k]
+		if len(list) == 0 {
+			s.store.Delete([]byte(k))
+			continue
+		}
+		w := &exec.StateWriter{}
 		w.Int(int64(len(list)))
 		for _, x := range list {
 			w.Int(x.start)
@@ -318,16 +344,18 @@ func (s *Session) SaveState(w *exec.StateWriter) {
 			}
 			w.Batch(x.emitted)
 		}
+		s.store.Put([]byte(k), w.Buf)
 	}
+	clear(s.changed)
 }
 
-// LoadState implements exec.Stateful.
-func (s *Session) LoadState(r *exec.StateReader) error {
+// LoadState implements exec.Stateful: every stored partition's sessions are made resident.
+func (s *Session) LoadState(*exec.StateReader) error {
 	s.parts = map[string][]*session{}
 	s.dirty = map[*session]bool{}
-	n := r.Len()
-	for i := 0; i < n && r.Err() == nil; i++ {
-		k, _ := r.Value().(string)
+	return s.store.Each(func(kb, val []byte) error {
+		k := string(kb)
+		r := &exec.StateReader{Buf: val}
 		m := r.Len()
 		for j := 0; j < m && r.Err() == nil; j++ {
 			x := &session{key: k, start: r.Int(), end: r.Int()}
@@ -339,6 +367,6 @@ func (s *Session) LoadState(r *exec.StateReader) error {
 			x.emitted = r.Batch(s.OutTypes)
 			s.parts[k] = append(s.parts[k], x)
 		}
-	}
-	return r.Err()
+		return r.Err()
+	})
 }
