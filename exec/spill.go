@@ -144,8 +144,8 @@ func (h *HashAgg) evictAll() {
 	h.writeChanges()
 	started := h.started
 	*h = HashAgg{Keys: h.Keys, KeyT: h.KeyT, Aggs: h.Aggs, Batch: h.Batch, Retract: h.Retract,
-		Windowed: h.Windowed, WindowEnd: h.WindowEnd, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Out: h.Out,
-		store: h.store, spilled: h.spilled}
+		Windowed: h.Windowed, WindowEnd: h.WindowEnd, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Errs: h.Errs, Out: h.Out,
+		store: h.store, spilled: h.spilled, outErr: h.outErr}
 	h.init()
 	h.started = started
 }

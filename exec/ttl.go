@@ -53,8 +53,8 @@ func watermarkAfter(b *Batch, i int, after int64) int64 {
 }
 
 // cutAtExpiry runs apply over b in pieces: it cuts b before each row whose watermark lets a
-// key expire (due), so the keys are forgotten (expire, which first sets the clocks still
-// waiting for a watermark) before the row is applied. apply gets each piece with the
+// key expire (due), or is the first known one, so the clocks still waiting for a watermark
+// are set (stamp) and the keys are forgotten (expire) before the row is applied. apply gets each piece with the
 // watermark after its last row. The watermark before b's first row is the one after the
 // row before it: it sets the waiting clocks (stamp) before anything else.
 func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire func(w int64) error, apply func(b *Batch, after int64) error) error {
@@ -64,7 +64,10 @@ func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire f
 	stamp(b.WM[0])
 	start := 0
 	for i := 0; i < b.N; i++ {
-		if !due(b.WM[i]) {
+		// The first known watermark sets the clocks waiting for one, as a Watermark message
+		// between the rows would.
+		known := i > 0 && b.WM[i-1] == NoWatermark && b.WM[i] != NoWatermark
+		if !known && !due(b.WM[i]) {
 			continue
 		}
 		if i > start {
@@ -72,6 +75,7 @@ func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire f
 				return err
 			}
 		}
+		stamp(b.WM[i])
 		if err := expire(b.WM[i]); err != nil {
 			return err
 		}
