@@ -52,10 +52,8 @@ type Ranker struct {
 
 	parts map[string]*rankPart
 	kb    []byte
-	// store holds the partitions as of the last checkpoint (exec.Keyed), changed the keys of
-	// those changed or freed since.
-	store   KeyedStore
-	changed map[string]struct{}
+	// The partitions as of the last checkpoint, one entry each.
+	ChangedKeys
 }
 
 type rankPart struct {
@@ -64,7 +62,6 @@ type rankPart struct {
 	w       []int64
 	emitted *Batch
 	dirty   bool // changed by the current batch
-	stored  bool // in the store
 }
 
 var _ Operator = (*Ranker)(nil)
@@ -106,8 +103,8 @@ func (r *Ranker) Push(_ int, m Msg) error {
 			p.w = append(p.w, 0)
 		}
 		p.w[j] += b.Weight(i)
-		if !p.dirty && r.store != nil {
-			r.changed[string(r.kb)] = struct{}{}
+		if !p.dirty {
+			r.Mark(string(r.kb))
 		}
 		p.dirty = true
 	}
@@ -124,7 +121,7 @@ func (r *Ranker) freeComplete(w int64) {
 			continue
 		}
 		if end, ok := p.rows[0][r.WindowEnd].(int64); ok && end-1 <= w {
-			r.drop(k, p)
+			r.drop(k)
 		}
 	}
 }
@@ -155,18 +152,16 @@ func (r *Ranker) emit(all bool) error {
 			return err
 		}
 		if len(p.index) == 0 {
-			r.drop(k, p)
+			r.drop(k)
 		}
 	}
 	return nil
 }
 
 // drop frees partition k (and its entry in the store).
-func (r *Ranker) drop(k string, p *rankPart) {
+func (r *Ranker) drop(k string) {
 	delete(r.parts, k)
-	if p.stored {
-		r.changed[k] = struct{}{}
-	}
+	r.Mark(k)
 }
 
 // rank orders a partition's rows and numbers them.
@@ -342,19 +337,13 @@ func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
 
 var _ Keyed = (*Ranker)(nil)
 
-// Attach implements Keyed.
-func (r *Ranker) Attach(store KeyedStore) {
-	r.store, r.changed = store, map[string]struct{}{}
-}
-
 // SaveState implements Stateful: the partitions changed since the last checkpoint go to the
 // store, each its rows and the ranked rows it last emitted; those freed leave it.
 func (r *Ranker) SaveState(*StateWriter) {
-	for k := range r.changed {
+	r.WriteChanged(func(k string) []byte {
 		p := r.parts[k]
 		if p == nil {
-			r.store.Delete([]byte(k))
-			continue
+			return nil
 		}
 		w := &StateWriter{}
 		w.Int(int64(len(p.rows)))
@@ -364,19 +353,17 @@ func (r *Ranker) SaveState(*StateWriter) {
 		}
 		w.Batch(p.emitted)
 		w.Bool(p.dirty)
-		r.store.Put([]byte(k), w.Buf)
-		p.stored = true
-	}
-	clear(r.changed)
+		return w.Buf
+	})
 }
 
 // LoadState implements Stateful: every stored partition is made resident.
 func (r *Ranker) LoadState(*StateReader) error {
 	r.parts = map[string]*rankPart{}
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
-	return r.store.Each(func(k, val []byte) error {
+	return r.EachStored(func(k, val []byte) error {
 		rd := &StateReader{Buf: val}
-		p := &rankPart{index: map[string]int{}, stored: true}
+		p := &rankPart{index: map[string]int{}}
 		m := rd.Len()
 		for j := 0; j < m && rd.Err() == nil; j++ {
 			row := rd.Row()

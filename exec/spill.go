@@ -171,3 +171,39 @@ func (h *HashAgg) spillGroup(b *Batch, i int) int32 {
 	}
 	return g
 }
+
+// ChangedKeys is the keyed state of an operator that rebuilds each entry from memory when it
+// changed (a ranker's partitions, a session window's, a temporal join's versions per key):
+// the store, and the keys changed since the last checkpoint. Embedded, it implements Attach.
+type ChangedKeys struct {
+	store   KeyedStore
+	changed map[string]struct{}
+}
+
+// Attach implements Keyed.
+func (c *ChangedKeys) Attach(store KeyedStore) {
+	c.store, c.changed = store, map[string]struct{}{}
+}
+
+// Mark records that key k's entry changed (or went).
+func (c *ChangedKeys) Mark(k string) {
+	if c.store != nil {
+		c.changed[k] = struct{}{}
+	}
+}
+
+// WriteChanged puts the entry of each key changed since the last checkpoint, as encode
+// gives it (nil: the key has none left, and leaves the store).
+func (c *ChangedKeys) WriteChanged(encode func(k string) []byte) {
+	for k := range c.changed {
+		if v := encode(k); v != nil {
+			c.store.Put([]byte(k), v)
+		} else {
+			c.store.Delete([]byte(k))
+		}
+	}
+	clear(c.changed)
+}
+
+// EachStored calls fn for every stored entry (at a restore).
+func (c *ChangedKeys) EachStored(fn func(key, val []byte) error) error { return c.store.Each(fn) }

@@ -35,10 +35,8 @@ type Join struct {
 	Out      exec.Output
 
 	versions map[string][]version
-	// store holds the versions per key as of the last checkpoint (exec.Keyed), changed the
-	// keys whose versions changed since.
-	store   exec.KeyedStore
-	changed map[string]struct{}
+	// The versions per key as of the last checkpoint, one entry each.
+	exec.ChangedKeys
 	pending []probe
 	wm      [2]int64
 	ended   [2]bool
@@ -183,7 +181,7 @@ func (j *Join) earliestPending() int64 {
 
 // put inserts a version in time order; at an equal time the later accepted wins.
 func (j *Join) put(k string, v version) {
-	j.markChanged(k)
+	j.Mark(k)
 	vs := j.versions[k]
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].t >= v.t })
 	if i < len(vs) && vs[i].t == v.t {
@@ -285,7 +283,7 @@ func (j *Join) free(w int64) {
 		i := sort.Search(len(vs), func(i int) bool { return vs[i].t > w }) - 1
 		if i > 0 {
 			j.versions[k] = append([]version(nil), vs[i:]...)
-			j.markChanged(k)
+			j.Mark(k)
 		}
 	}
 }
@@ -428,18 +426,6 @@ func pickW(ws []int64, sel []int32) []int64 {
 
 var _ exec.Keyed = (*Join)(nil)
 
-// Attach implements exec.Keyed.
-func (j *Join) Attach(store exec.KeyedStore) {
-	j.store, j.changed = store, map[string]struct{}{}
-}
-
-// markChanged records that key k's versions changed since the last checkpoint.
-func (j *Join) markChanged(k string) {
-	if j.store != nil {
-		j.changed[k] = struct{}{}
-	}
-}
-
 // SaveState implements exec.Stateful: the keys whose versions changed since the last
 // checkpoint go to the store; the record holds the probes waiting for the watermark and
 // both inputs' watermarks.
@@ -447,16 +433,15 @@ func (j *Join) SaveState(w *exec.StateWriter) {
 	if !j.started {
 		j.init()
 	}
-	for k := range j.changed {
+	j.WriteChanged(func(k string) []byte {
 		vw := &exec.StateWriter{}
 		vw.Int(int64(len(j.versions[k])))
 		for _, v := range j.versions[k] {
 			vw.Int(v.t)
 			vw.Row(v.row)
 		}
-		j.store.Put([]byte(k), vw.Buf)
-	}
-	clear(j.changed)
+		return vw.Buf
+	})
 	w.Int(j.wm[0])
 	w.Int(j.wm[1])
 	w.Int(int64(j.seq))
@@ -486,7 +471,7 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 	if err := r.Err(); err != nil {
 		return err
 	}
-	return j.store.Each(func(k, val []byte) error {
+	return j.EachStored(func(k, val []byte) error {
 		vr := &exec.StateReader{Buf: val}
 		m := vr.Len()
 		vs := make([]version, 0, max(m, 0))

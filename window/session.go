@@ -39,10 +39,8 @@ type Session struct {
 	dirty map[*session]bool
 	gone  []*session
 	kb    []byte
-	// store holds each partition's open sessions as of the last checkpoint (exec.Keyed),
-	// changed the partitions changed since.
-	store   exec.KeyedStore
-	changed map[string]struct{}
+	// Each partition's open sessions as of the last checkpoint, one entry each.
+	exec.ChangedKeys
 	// w is the last watermark received, the lateness reference for rows carrying none.
 	w    int64
 	seen bool
@@ -166,7 +164,7 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 	sort.Slice(list, func(a, b int) bool { return list[a].start < list[b].start })
 	s.parts[key] = list
 	s.dirty[ns] = true
-	s.markChanged(key)
+	s.Mark(key)
 }
 
 func (s *Session) retract(key string, ts int64, row []any, w int64) {
@@ -182,7 +180,7 @@ func (s *Session) retract(key string, ts int64, row []any, w int64) {
 					x.w = append(x.w[:j], x.w[j+1:]...)
 				}
 				s.dirty[x] = true
-				s.markChanged(key)
+				s.Mark(key)
 				return
 			}
 		}
@@ -297,7 +295,7 @@ func (s *Session) fire(w int64) error {
 			}
 		}
 		if len(keep) < len(list) {
-			s.markChanged(k)
+			s.Mark(k)
 		}
 		if len(keep) == 0 {
 			delete(s.parts, k)
@@ -310,27 +308,14 @@ func (s *Session) fire(w int64) error {
 
 var _ exec.Keyed = (*Session)(nil)
 
-// Attach implements exec.Keyed.
-func (s *Session) Attach(store exec.KeyedStore) {
-	s.store, s.changed = store, map[string]struct{}{}
-}
-
-// markChanged records that partition k's sessions changed since the last checkpoint.
-func (s *Session) markChanged(k string) {
-	if s.store != nil {
-		s.changed[k] = struct{}{}
-	}
-}
-
 // SaveState implements exec.Stateful: the partitions changed since the last checkpoint go to
 // the store, each its open sessions with their rows and the output rows they last emitted;
 // those with none left leave it.
 func (s *Session) SaveState(*exec.StateWriter) {
-	for k := range s.changed {
+	s.WriteChanged(func(k string) []byte {
 		list := s.parts[k]
 		if len(list) == 0 {
-			s.store.Delete([]byte(k))
-			continue
+			return nil
 		}
 		w := &exec.StateWriter{}
 		w.Int(int64(len(list)))
@@ -344,16 +329,15 @@ func (s *Session) SaveState(*exec.StateWriter) {
 			}
 			w.Batch(x.emitted)
 		}
-		s.store.Put([]byte(k), w.Buf)
-	}
-	clear(s.changed)
+		return w.Buf
+	})
 }
 
 // LoadState implements exec.Stateful: every stored partition's sessions are made resident.
 func (s *Session) LoadState(*exec.StateReader) error {
 	s.parts = map[string][]*session{}
 	s.dirty = map[*session]bool{}
-	return s.store.Each(func(kb, val []byte) error {
+	return s.EachStored(func(kb, val []byte) error {
 		k := string(kb)
 		r := &exec.StateReader{Buf: val}
 		m := r.Len()
