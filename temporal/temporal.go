@@ -35,13 +35,16 @@ type Join struct {
 	Out      exec.Output
 
 	versions map[string][]version
+	// multi lists the keys with more than one version: the only ones free can shrink.
+	multi map[string]struct{}
 	// The versions per key as of the last checkpoint, one entry each.
 	exec.ChangedKeys
-	pending []probe
-	wm      [2]int64
-	ended   [2]bool
-	started bool
-	seq     int
+	pending  []probe // by time then arrival, unless unsorted
+	unsorted bool
+	wm       [2]int64
+	ended    [2]bool
+	started  bool
+	seq      int
 }
 
 type version struct {
@@ -73,6 +76,7 @@ var _ exec.Operator = (*Join)(nil)
 func (j *Join) init() {
 	j.started = true
 	j.versions = map[string][]version{}
+	j.multi = map[string]struct{}{}
 	j.wm = [2]int64{exec.NoWatermark, exec.NoWatermark}
 }
 
@@ -172,11 +176,25 @@ func (j *Join) addVersions(b *exec.Batch) error {
 
 // earliestPending is the smallest time of a pending probe (the largest time when none).
 func (j *Join) earliestPending() int64 {
-	t := int64(1<<63 - 1)
-	for _, p := range j.pending {
-		t = min(t, p.t)
+	if len(j.pending) == 0 {
+		return 1<<63 - 1
 	}
-	return t
+	j.sortPending()
+	return j.pending[0].t
+}
+
+// sortPending orders the pending probes by time, then arrival, if a probe arrived out of
+// order since they last were.
+func (j *Join) sortPending() {
+	if j.unsorted {
+		sort.SliceStable(j.pending, func(a, b int) bool {
+			if j.pending[a].t != j.pending[b].t {
+				return j.pending[a].t < j.pending[b].t
+			}
+			return j.pending[a].seq < j.pending[b].seq
+		})
+		j.unsorted = false
+	}
 }
 
 // put inserts a version in time order; at an equal time the later accepted wins.
@@ -192,6 +210,9 @@ func (j *Join) put(k string, v version) {
 	copy(vs[i+1:], vs[i:])
 	vs[i] = v
 	j.versions[k] = vs
+	if len(vs) == 2 && !j.ProcTime {
+		j.multi[k] = struct{}{}
+	}
 }
 
 func (j *Join) addProbes(b *exec.Batch) error {
@@ -223,6 +244,9 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		}
 		if p.w < 0 && j.cancel(p) {
 			continue
+		}
+		if n := len(j.pending); n > 0 && p.t < j.pending[n-1].t {
+			j.unsorted = true
 		}
 		j.pending = append(j.pending, p)
 	}
@@ -258,18 +282,17 @@ func (j *Join) fire(w int64) error {
 		j.free(w)
 		return nil
 	}
-	sort.SliceStable(j.pending, func(a, b int) bool {
-		if j.pending[a].t != j.pending[b].t {
-			return j.pending[a].t < j.pending[b].t
-		}
-		return j.pending[a].seq < j.pending[b].seq
-	})
+	j.sortPending()
 	n := sort.Search(len(j.pending), func(i int) bool { return j.pending[i].t > w })
-	ready := j.pending[:n]
-	if err := j.emit(ready, false); err != nil {
+	if n == 0 {
+		j.free(w)
+		return nil
+	}
+	if err := j.emit(j.pending[:n], false); err != nil {
 		return err
 	}
-	j.pending = append([]probe(nil), j.pending[n:]...)
+	clear(j.pending[:n]) // the batches they point into can go
+	j.pending = j.pending[n:]
 	j.free(w)
 	return nil
 }
@@ -279,11 +302,16 @@ func (j *Join) free(w int64) {
 	if j.ProcTime {
 		return
 	}
-	for k, vs := range j.versions {
+	for k := range j.multi {
+		vs := j.versions[k]
 		i := sort.Search(len(vs), func(i int) bool { return vs[i].t > w }) - 1
 		if i > 0 {
-			j.versions[k] = append([]version(nil), vs[i:]...)
+			vs = append([]version(nil), vs[i:]...)
+			j.versions[k] = vs
 			j.Mark(k)
+		}
+		if len(vs) < 2 {
+			delete(j.multi, k)
 		}
 	}
 }
@@ -468,6 +496,7 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 		p.w = r.Int()
 		j.pending = append(j.pending, p)
 	}
+	j.unsorted = true
 	if err := r.Err(); err != nil {
 		return err
 	}
@@ -479,6 +508,9 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 			vs = append(vs, version{t: vr.Int(), row: vr.Row()})
 		}
 		j.versions[string(k)] = vs
+		if len(vs) > 1 && !j.ProcTime {
+			j.multi[string(k)] = struct{}{}
+		}
 		return vr.Err()
 	})
 }
