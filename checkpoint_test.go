@@ -188,12 +188,12 @@ func TestCheckpointIncremental(t *testing.T) {
 		"agg": `CREATE MATERIALIZED VIEW agg AS SELECT k, COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY k`,
 		"tum": `CREATE MATERIALIZED VIEW tum AS SELECT window_start, k, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end, k`,
 		// Operator state that grows with the input: many groups, both sides of joins.
-		"big": `CREATE MATERIALIZED VIEW big AS SELECT k, v, COUNT(*) AS n, MIN(ts) AS first FROM ev GROUP BY k, v`,
-		"j":   `CREATE MATERIALIZED VIEW j AS SELECT ev.k, ev.v, d.name FROM ev JOIN dim d ON ev.k = d.k`,
-		"lj":  `CREATE MATERIALIZED VIEW lj AS SELECT d.k, d.name, ev.v FROM dim d LEFT JOIN ev ON d.k = ev.k AND ev.v > 97`,
+		"big":  `CREATE MATERIALIZED VIEW big AS SELECT k, v, COUNT(*) AS n, MIN(ts) AS first FROM ev GROUP BY k, v`,
+		"j":    `CREATE MATERIALIZED VIEW j AS SELECT ev.k, ev.v, d.name FROM ev JOIN dim d ON ev.k = d.k`,
+		"lj":   `CREATE MATERIALIZED VIEW lj AS SELECT d.k, d.name, ev.v FROM dim d LEFT JOIN ev ON d.k = ev.k AND ev.v > 97`,
 		"sess": `CREATE MATERIALIZED VIEW sess AS SELECT k, window_start, window_end, COUNT(*) AS n FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '20' SECOND)) GROUP BY k, window_start, window_end`,
-		"top": `CREATE MATERIALIZED VIEW top AS SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, ts) AS rn FROM ev) WHERE rn <= 2`,
-		"tj":  `CREATE MATERIALIZED VIEW tj AS SELECT ev.k, ev.ts, d.name FROM ev JOIN dimv FOR SYSTEM_TIME AS OF ev.ts AS d ON ev.k = d.k`,
+		"top":  `CREATE MATERIALIZED VIEW top AS SELECT k, v, rn FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC, ts) AS rn FROM ev) WHERE rn <= 2`,
+		"tj":   `CREATE MATERIALIZED VIEW tj AS SELECT ev.k, ev.ts, d.name FROM ev JOIN dimv FOR SYSTEM_TIME AS OF ev.ts AS d ON ev.k = d.k`,
 	}
 	mustExec(t, db, `CREATE TABLE dim (k BIGINT PRIMARY KEY, name VARCHAR)`)
 	mustExec(t, db, `CREATE TABLE dimv (k BIGINT PRIMARY KEY, name VARCHAR, vt TIMESTAMP(3), WATERMARK FOR vt AS vt)`)
