@@ -217,6 +217,44 @@ func TestKafkaSourceAlignment(t *testing.T) {
 	}
 }
 
+// TestKafkaSourceAlignmentWithIdleness: a partition paused for running ahead is not idle (it
+// has rows; they are just not taken), so when the partition that held it back goes quiet
+// for the idle timeout, the watermark moves on and the paused one is read again.
+func TestKafkaSourceAlignmentWithIdleness(t *testing.T) {
+	addr, cl := newKafka(t, 2, "bids")
+	db := openT(t, "")
+	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '5 seconds', 'watermark.idle_timeout' = '300ms'"))
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 1))
+	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:01", 2, 1))
+	waitPosition(t, db, "bids", 2)
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:20", 1, 1))
+	waitPosition(t, db, "bids", 3)
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:21", 1, 1), bid("2024-01-01 00:00:22", 1, 1))
+	// Partition 1 stays quiet: after 300 ms it is idle, partition 0 alone sets W and resumes.
+	waitPosition(t, db, "bids", 5)
+}
+
+// TestKafkaSinkDuplicateRows: keyed by all columns (the default), a view with two equal rows
+// has one record; deleting one of them keeps it, deleting both writes the tombstone.
+func TestKafkaSinkDuplicateRows(t *testing.T) {
+	addr, cl := newKafka(t, 1, "out")
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE o (id BIGINT PRIMARY KEY, c VARCHAR)")
+	mustExec(t, db, "INSERT INTO o VALUES (1, 'ann'), (2, 'ann'), (3, 'bob')")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT c FROM o")
+	mustExec(t, db, "CREATE SINK s FROM v WITH (connector = 'kafka', topic = 'out', 'properties.bootstrap.servers' = '"+addr+"')")
+	mustExec(t, db, "DELETE FROM o WHERE id = 2")
+	mustExec(t, db, "FLUSH")
+	if got := consumeUpserts(t, addr, "out", topicRecords(t, cl, "out", 1)); fmt.Sprint(got) != `map[{"c":"ann"}:{"c":"ann"} {"c":"bob"}:{"c":"bob"}]` {
+		t.Fatalf("after deleting one of two equal rows the topic is %v", got)
+	}
+	mustExec(t, db, "DELETE FROM o WHERE id = 1")
+	mustExec(t, db, "FLUSH")
+	if got := consumeUpserts(t, addr, "out", topicRecords(t, cl, "out", 1)); fmt.Sprint(got) != `map[{"c":"bob"}:{"c":"bob"}]` {
+		t.Fatalf("after deleting both the topic is %v", got)
+	}
+}
+
 // consumeUpserts reads a topic from the start until it holds n records and returns each
 // key's last value ("" for a tombstone's key, which is dropped).
 func consumeUpserts(t *testing.T, addr, topic string, n int) map[string]string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -100,8 +101,11 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 
 // write hands changes to the topic: +I and +U are the row, -D is a tombstone, and -U is
 // skipped when the +U after it has the same key (the upsert replaces it) and is a tombstone
-// otherwise (the update moved the row to another key). Each change's key is encoded once.
+// otherwise (the update moved the row to another key). With the default key, all columns,
+// a retracted row the view still holds (it had duplicates) keeps its record. Each change's
+// key is encoded once. The view's store has applied the changes.
 func (k *sinkObj) write(cs []Change) {
+	var kb []byte
 	var key, next []byte
 	for i, c := range cs {
 		if key = next; key == nil {
@@ -116,6 +120,14 @@ func (k *sinkObj) write(cs []Change) {
 		var value []byte
 		if c.Op != "-U" && c.Op != "-D" {
 			value = []byte(rowJSON(k.names, k.types, c.Row))
+		} else if len(k.k.Key) == len(k.names) {
+			kb = kb[:0]
+			for _, v := range c.Row {
+				kb = exec.AppendValueKey(kb, v)
+			}
+			if held, err := k.view.store.holds(kb); err == nil && held {
+				continue // another copy of the row remains: its record stands
+			}
 		}
 		k.k.Write(key, value)
 	}

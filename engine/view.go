@@ -605,6 +605,17 @@ func (s *viewStore) applySpilled(b *exec.Batch) error {
 	return nil
 }
 
+// holds reports whether the view holds row (encoded by exec.AppendValueKey, as AllKey).
+// Insert-only rows are appended, never retracted: a retraction consolidates them first.
+func (s *viewStore) holds(kb []byte) (bool, error) {
+	if s.spill != nil {
+		_, ok, err := s.spill.Get(kb)
+		return ok, err
+	}
+	_, ok := s.bag.find(kb, s.bag.hash(kb))
+	return ok, nil
+}
+
 // one is a spilled row's count 1.
 var one = binary.AppendVarint(nil, 1)
 

@@ -68,8 +68,9 @@ func (p *Partitions) Current() int64 { return p.current }
 // Idle reports whether partition part is left out of the minimum.
 func (p *Partitions) Idle(part int) bool { return p.idleAt(part, p.clock.Now()) }
 
+// A paused partition is not idle: it has rows, its reader just does not take them.
 func (p *Partitions) idleAt(part int, now time.Time) bool {
-	return p.IdleTimeout > 0 && now.Sub(p.seen[part]) >= p.IdleTimeout
+	return p.IdleTimeout > 0 && now.Sub(p.seen[part]) >= p.IdleTimeout && !p.Paused(part)
 }
 
 // Paused reports whether partition part runs too far ahead and must not be read now.
