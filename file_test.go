@@ -164,3 +164,53 @@ func TestFileSourceFlush(t *testing.T) {
 	mustExec(t, db, "FLUSH")
 	wantRows(t, db, "SELECT SUM(n), COUNT(*) FROM c", "[5000 7]")
 }
+
+// TestFileSourceShrinks: a file truncated or replaced below the position read stops its
+// source with an error saying so (system.sources, FLUSH), instead of reading on from the
+// middle of the new file once it grows past that position.
+func TestFileSourceShrinks(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "t.json")
+	rows := func(from, n int) string {
+		var sb strings.Builder
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&sb, `{"k": %d, "ts": %d}`+"\n", i, 1704067200000+int64(i))
+		}
+		return sb.String()
+	}
+	if err := os.WriteFile(in, []byte(rows(0, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, fmt.Sprintf(`CREATE TABLE f (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (connector = 'file', path = '%s')`, in))
+	mustExec(t, db, "FLUSH")
+	if err := os.WriteFile(in, []byte(rows(100, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status := queryStrings(t, db, "SELECT status FROM system.sources")
+		if len(status) == 1 && strings.HasPrefix(status[0], "failed:") && strings.Contains(status[0], "shrank") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("source status after the file shrank: %v", status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f, err := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(rows(101, 20)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := db.Exec("FLUSH"); err == nil || !strings.Contains(err.Error(), "shrank") {
+		t.Fatalf("FLUSH after the file shrank: %v", err)
+	}
+	wantRows(t, db, "SELECT COUNT(*), MAX(k) FROM f", "[3 2]")
+}

@@ -15,6 +15,13 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// Fatal is a source error no retry can mend (a file truncated below the position read):
+// the table's feeder stops with it, where other errors are retried.
+type Fatal struct{ Err error }
+
+func (f *Fatal) Error() string { return f.Err.Error() }
+func (f *Fatal) Unwrap() error { return f.Err }
+
 // Clock is injectable time: tests advance it; the engine passes the real clock.
 type Clock interface {
 	Now() time.Time

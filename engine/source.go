@@ -161,6 +161,10 @@ func (e *Engine) feedLog(ctx context.Context, t *tableObj, f *feeder, src logSou
 		pctx, cancel := context.WithTimeout(ctx, logPoll)
 		ch, err := src.Poll(pctx, sourceBatch)
 		cancel()
+		var fatal *connector.Fatal
+		if errors.As(err, &fatal) {
+			return err
+		}
 		if err != nil {
 			e.mu.Lock()
 			f.retry = err
@@ -368,7 +372,11 @@ func (e *Engine) awaitFiles(ctx context.Context, s *sql.Stmt) error {
 		for {
 			e.mu.Lock()
 			done := w.f.offset >= w.target || w.f.err != nil || w.f.eof || e.closed
+			failed := w.f.err
 			e.mu.Unlock()
+			if failed != nil {
+				return s.ErrorAtPos(s.Pos, "FLUSH: file table %s stopped reading: %v", w.t.name, failed)
+			}
 			if done {
 				break
 			}

@@ -147,7 +147,7 @@ func (s *Source) read(max int) (lines [][]byte, offs []int64, bad []connector.Ba
 		return nil, nil, nil, err
 	}
 	if st.Size() < s.off {
-		return nil, nil, nil, fmt.Errorf("the file shrank below the position read (%d bytes): it was truncated or replaced", s.off)
+		return nil, nil, nil, &connector.Fatal{Err: fmt.Errorf("the file shrank below the position read (%d bytes): it was truncated or replaced", s.off)}
 	}
 	if st.Size() != s.size {
 		s.size, s.changed = st.Size(), time.Now()
