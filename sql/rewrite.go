@@ -578,6 +578,10 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
+		case (up == "LAG" || up == "LEAD") && !next.op("("):
+			// A name, not the window function: TiDB reserves both words.
+			r.syn("`"+t.raw+"`", t.off)
+			k++
 		case (up == "STDDEV" || up == "VARIANCE") && next.op("("):
 			// The sample statistics, as in PostgreSQL and DuckDB (TiDB reads the population's).
 			r.syn(map[string]string{"STDDEV": "STDDEV_SAMP(", "VARIANCE": "VAR_SAMP("}[up], t.off)
