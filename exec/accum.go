@@ -358,7 +358,8 @@ func (m *momentAcc) load(r *StateReader, g int32) {
 }
 
 // extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
-// input can retract, a multiset of values so the extreme can be recomputed.
+// input can retract, also a multiset of values, scanned for the next extreme only when the
+// current one's last copy is retracted.
 type extremeAcc struct {
 	max, retract bool
 	val          []any
@@ -397,14 +398,22 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		if m := e.multi[g]; m != nil {
 			k := multisetKey(v)
 			m[k] += w
-			if m[k] == 0 {
-				delete(m, k)
-			}
-			e.val[g] = nil
-			for k := range m {
-				if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
-					e.val[g] = x
+			switch {
+			case m[k] != 0:
+				if w > 0 && (e.val[g] == nil || e.better(v, e.val[g])) {
+					e.val[g] = v
 				}
+			case e.val[g] != nil && CompareValues(v, e.val[g]) == 0:
+				// The extreme's last copy left: the next one is found among the rest.
+				delete(m, k)
+				e.val[g] = nil
+				for k := range m {
+					if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
+						e.val[g] = x
+					}
+				}
+			default:
+				delete(m, k)
 			}
 			continue
 		}
