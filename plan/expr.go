@@ -390,8 +390,9 @@ func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec
 		return exec.EvalConst(cast)
 	}
 	if to.IsNumeric() {
-		if v, err := castTo(numericText(c.V.(string))); err == nil {
-			return &exec.Const{V: v, T: numericText(c.V.(string))}, nil
+		nt := numericText(c.V.(string))
+		if v, err := castTo(nt); err == nil {
+			return &exec.Const{V: v, T: nt}, nil
 		}
 		// Not a number: the error names the type it is compared or computed with.
 	}
