@@ -24,6 +24,11 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 	switch name {
 	case "coalesce":
 		return newCoalesce(args)
+	case "ifnull", "nvl": // COALESCE of two (DuckDB, Flink; Oracle)
+		if err := argCount(name, args, 2, 2); err != nil {
+			return nil, err
+		}
+		return newCoalesce(args)
 	case "nullif":
 		return newNullif(args)
 	case "if":
