@@ -21,6 +21,9 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 	if unit, ok := strings.CutPrefix(name, "extract_"); ok {
 		return newExtract(unit, args)
 	}
+	if unit, ok := strings.CutPrefix(name, "timestampdiff_"); ok {
+		return newTimestampDiff(unit, args)
+	}
 	switch name {
 	case "coalesce":
 		return newCoalesce(args)

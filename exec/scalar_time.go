@@ -211,3 +211,78 @@ func newDateTrunc(args []Expr) (Expr, error) {
 		return makeInt64(dst, valid, nulls), nil
 	}}, nil
 }
+
+// timestampDiffUnits are the units of timestampdiff_<unit>, with their length in
+// milliseconds (0: counted on the calendar, in months).
+var timestampDiffUnits = map[string]int64{
+	"microsecond": -1000, "millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
+	"day": types.MsPerDay, "week": 7 * types.MsPerDay, "month": 0, "quarter": 0, "year": 0,
+}
+
+// newTimestampDiff is TIMESTAMPDIFF(unit, a, b) (Flink, MySQL): the whole units from a to b,
+// truncated toward zero; months, quarters and years count calendar months, a month being
+// whole once b's day and time of month reach a's.
+func newTimestampDiff(unit string, args []Expr) (Expr, error) {
+	name := "timestampdiff"
+	step, ok := timestampDiffUnits[unit]
+	if !ok {
+		return nil, fmt.Errorf("TIMESTAMPDIFF(%s, ...) is not supported; units: MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", strings.ToUpper(unit))
+	}
+	if err := argCount(name, args, 2, 2); err != nil {
+		return nil, err
+	}
+	xs := make([]Expr, 2)
+	for i, a := range args {
+		x, err := temporalArg(name, a)
+		if err != nil {
+			return nil, err
+		}
+		if x.Type().Kind == types.Date {
+			x = newCast(x, types.TTimestamp, false, true)
+		}
+		xs[i] = x
+	}
+	text := fmt.Sprintf("TIMESTAMPDIFF(%s, %s, %s)", strings.ToUpper(unit), args[0], args[1])
+	return &kernelExpr{t: types.TBigInt, args: xs, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		a, b := Int64s(as[0]), Int64s(as[1])
+		dst := make([]int64, n)
+		for i := range dst {
+			switch {
+			case step > 0:
+				dst[i] = (b[i] - a[i]) / step
+			case step < 0:
+				dst[i] = (b[i] - a[i]) * -step
+			default:
+				dst[i] = monthsBetween(a[i], b[i])
+				switch unit {
+				case "quarter":
+					dst[i] /= 3
+				case "year":
+					dst[i] /= 12
+				}
+			}
+		}
+		valid, nulls := andValidity(n, as[0], as[1])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// monthsBetween is the whole calendar months from timestamp a to b (negative when b is
+// before a): a month counts once b's day and time of month reach a's.
+func monthsBetween(a, b int64) int64 {
+	inMonth := func(v int64) (months, rest int64) {
+		days := types.FloorDiv(v, types.MsPerDay)
+		y, m, d := civilFromDays(days)
+		return y*12 + m - 1, (d-1)*types.MsPerDay + (v - days*types.MsPerDay)
+	}
+	ma, ra := inMonth(a)
+	mb, rb := inMonth(b)
+	months := mb - ma
+	switch {
+	case months > 0 && rb < ra:
+		months--
+	case months < 0 && rb > ra:
+		months++
+	}
+	return months
+}
