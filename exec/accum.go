@@ -248,10 +248,61 @@ func (s *intSumAcc) result(g int32) any {
 	return v
 }
 
+// nonFinite counts a group's NaN, +Inf and -Inf values, which float sums keep apart: NaN -
+// NaN is not 0, so a sum they entered could never recover when their rows are retracted.
+type nonFinite struct{ nan, pos, neg []int64 }
+
+func (f *nonFinite) grow(g int) {
+	for len(f.nan) < g {
+		f.nan, f.pos, f.neg = append(f.nan, 0), append(f.pos, 0), append(f.neg, 0)
+	}
+}
+
+// add counts x with weight w when it is not finite, and reports whether it was.
+func (f *nonFinite) add(g int32, x float64, w int64) bool {
+	switch {
+	case x != x:
+		f.nan[g] += w
+	case math.IsInf(x, 1):
+		f.pos[g] += w
+	case math.IsInf(x, -1):
+		f.neg[g] += w
+	default:
+		return false
+	}
+	return true
+}
+
+// value is what the group's non-finite values make a sum (ok false when there are none).
+func (f *nonFinite) value(g int32) (v float64, ok bool) {
+	switch {
+	case f.nan[g] > 0 || f.pos[g] > 0 && f.neg[g] > 0:
+		return math.NaN(), true
+	case f.pos[g] > 0:
+		return math.Inf(1), true
+	case f.neg[g] > 0:
+		return math.Inf(-1), true
+	}
+	return 0, false
+}
+
+func (f *nonFinite) reset(g int32) { f.nan[g], f.pos[g], f.neg[g] = 0, 0, 0 }
+
+func (f *nonFinite) save(w *StateWriter, g int32) {
+	w.Int(f.nan[g])
+	w.Int(f.pos[g])
+	w.Int(f.neg[g])
+}
+
+func (f *nonFinite) load(r *StateReader, g int32) {
+	f.nan[g], f.pos[g], f.neg[g] = r.Int(), r.Int(), r.Int()
+}
+
 type floatSumAcc struct {
 	avg bool
 	sum []float64
 	n   []int64
+	nonFinite
 }
 
 func (s *floatSumAcc) grow(g int) {
@@ -259,6 +310,7 @@ func (s *floatSumAcc) grow(g int) {
 		s.sum = append(s.sum, 0)
 		s.n = append(s.n, 0)
 	}
+	s.nonFinite.grow(g)
 }
 
 func (s *floatSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
@@ -268,13 +320,18 @@ func (s *floatSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			continue
 		}
 		w := b.Weight(i)
-		s.sum[g] += vals[i] * float64(w)
 		s.n[g] += w
+		if !s.nonFinite.add(g, vals[i], w) {
+			s.sum[g] += vals[i] * float64(w)
+		}
 	}
 	return nil
 }
 
-func (s *floatSumAcc) reset(g int32) { s.sum[g], s.n[g] = 0, 0 }
+func (s *floatSumAcc) reset(g int32) {
+	s.sum[g], s.n[g] = 0, 0
+	s.nonFinite.reset(g)
+}
 
 func (s *floatSumAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(s, gs, t) }
 
@@ -282,10 +339,14 @@ func (s *floatSumAcc) result(g int32) any {
 	if s.n[g] <= 0 {
 		return nil
 	}
-	if s.avg {
-		return s.sum[g] / float64(s.n[g])
+	sum := s.sum[g]
+	if v, ok := s.nonFinite.value(g); ok {
+		sum = v
 	}
-	return s.sum[g]
+	if s.avg {
+		return sum / float64(s.n[g])
+	}
+	return sum
 }
 
 // momentAcc keeps a group's count, sum and sum of squares, under insertions and
@@ -296,6 +357,7 @@ type momentAcc struct {
 	scale      float64 // a DECIMAL input's 10^scale (1 otherwise)
 	n          []int64
 	sum, sumsq []float64
+	nonFinite
 }
 
 func (m *momentAcc) grow(g int) {
@@ -304,6 +366,7 @@ func (m *momentAcc) grow(g int) {
 		m.sum = append(m.sum, 0)
 		m.sumsq = append(m.sumsq, 0)
 	}
+	m.nonFinite.grow(g)
 }
 
 func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
@@ -319,13 +382,18 @@ func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		}
 		w := b.Weight(i)
 		m.n[g] += w
-		m.sum[g] += x * float64(w)
-		m.sumsq[g] += x * x * float64(w)
+		if !m.nonFinite.add(g, x, w) {
+			m.sum[g] += x * float64(w)
+			m.sumsq[g] += x * x * float64(w)
+		}
 	}
 	return nil
 }
 
-func (m *momentAcc) reset(g int32) { m.n[g], m.sum[g], m.sumsq[g] = 0, 0, 0 }
+func (m *momentAcc) reset(g int32) {
+	m.n[g], m.sum[g], m.sumsq[g] = 0, 0, 0
+	m.nonFinite.reset(g)
+}
 
 func (m *momentAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(m, gs, t) }
 
@@ -338,6 +406,9 @@ func (m *momentAcc) result(g int32) any {
 	if m.n[g] <= 0 || div <= 0 {
 		return nil
 	}
+	if _, ok := m.nonFinite.value(g); ok {
+		return math.NaN() // the spread of values that include NaN or an infinity
+	}
 	v := max(0, (m.sumsq[g]-m.sum[g]*m.sum[g]/n)/div) // rounding can take it below 0
 	if m.fn == AggStddevPop || m.fn == AggStddevSamp {
 		return math.Sqrt(v)
@@ -349,12 +420,14 @@ func (m *momentAcc) save(w *StateWriter, g int32) {
 	w.Int(m.n[g])
 	w.Value(m.sum[g])
 	w.Value(m.sumsq[g])
+	m.nonFinite.save(w, g)
 }
 
 func (m *momentAcc) load(r *StateReader, g int32) {
 	m.n[g] = r.Int()
 	m.sum[g], _ = r.Value().(float64)
 	m.sumsq[g], _ = r.Value().(float64)
+	m.nonFinite.load(r, g)
 }
 
 // extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
@@ -515,12 +588,14 @@ func (s *intSumAcc) load(r *StateReader, g int32) {
 func (s *floatSumAcc) save(w *StateWriter, g int32) {
 	w.Value(s.sum[g])
 	w.Int(s.n[g])
+	s.nonFinite.save(w, g)
 }
 func (s *floatSumAcc) load(r *StateReader, g int32) {
 	if f, ok := r.Value().(float64); ok {
 		s.sum[g] = f
 	}
 	s.n[g] = r.Int()
+	s.nonFinite.load(r, g)
 }
 func (e *extremeAcc) save(w *StateWriter, g int32) {
 	w.Value(e.val[g])
