@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
 	"slices"
 
@@ -42,7 +43,7 @@ func newAccumulator(a AggSpec, retract bool) accumulator {
 	case AggCountStar, AggCount:
 		return &countAcc{star: a.Fn == AggCountStar}
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
-		acc := &momentAcc{fn: a.Fn, scale: 1}
+		acc := &momentAcc{fn: a.Fn, scale: 1, exact: a.In.Phys() == types.PhysInt64}
 		if a.In.Kind == types.Decimal {
 			acc.scale = float64(types.Pow10[a.In.Scale])
 		}
@@ -351,20 +352,28 @@ func (s *floatSumAcc) result(g int32) any {
 
 // momentAcc keeps a group's count, sum and sum of squares, under insertions and
 // retractions, for the variances and standard deviations (population: over n; sample: over
-// n-1, NULL for one value).
+// n-1, NULL for one value). Integer and DECIMAL input is summed exactly (unscaled, in
+// big integers), so retractions leave no rounding behind and equal values spread 0; DOUBLE
+// input is summed in floats, its NaN and infinities apart.
 type momentAcc struct {
 	fn         AggFunc
 	scale      float64 // a DECIMAL input's 10^scale (1 otherwise)
+	exact      bool    // integer or DECIMAL input
 	n          []int64
-	sum, sumsq []float64
+	sum, sumsq []float64  // DOUBLE input
+	isum, isq  []*big.Int // exact input
 	nonFinite
+	x, w big.Int // scratch
 }
 
 func (m *momentAcc) grow(g int) {
 	for len(m.n) < g {
 		m.n = append(m.n, 0)
-		m.sum = append(m.sum, 0)
-		m.sumsq = append(m.sumsq, 0)
+		if m.exact {
+			m.isum, m.isq = append(m.isum, new(big.Int)), append(m.isq, new(big.Int))
+		} else {
+			m.sum, m.sumsq = append(m.sum, 0), append(m.sumsq, 0)
+		}
 	}
 	m.nonFinite.grow(g)
 }
@@ -374,14 +383,19 @@ func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		if col.IsNull(i) {
 			continue
 		}
-		var x float64
-		if f, ok := col.(*array.Float64); ok {
-			x = f.Value(i)
-		} else {
-			x = float64(col.(*array.Int64).Value(i)) / m.scale
-		}
 		w := b.Weight(i)
 		m.n[g] += w
+		if m.exact {
+			m.x.SetInt64(col.(*array.Int64).Value(i))
+			m.w.SetInt64(w)
+			m.x.Mul(&m.x, &m.w)
+			m.isum[g].Add(m.isum[g], &m.x) // x·w
+			m.w.SetInt64(col.(*array.Int64).Value(i))
+			m.x.Mul(&m.x, &m.w)
+			m.isq[g].Add(m.isq[g], &m.x) // x²·w
+			continue
+		}
+		x := col.(*array.Float64).Value(i)
 		if !m.nonFinite.add(g, x, w) {
 			m.sum[g] += x * float64(w)
 			m.sumsq[g] += x * x * float64(w)
@@ -391,7 +405,13 @@ func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 }
 
 func (m *momentAcc) reset(g int32) {
-	m.n[g], m.sum[g], m.sumsq[g] = 0, 0, 0
+	m.n[g] = 0
+	if m.exact {
+		m.isum[g].SetInt64(0)
+		m.isq[g].SetInt64(0)
+	} else {
+		m.sum[g], m.sumsq[g] = 0, 0
+	}
 	m.nonFinite.reset(g)
 }
 
@@ -409,7 +429,16 @@ func (m *momentAcc) result(g int32) any {
 	if _, ok := m.nonFinite.value(g); ok {
 		return math.NaN() // the spread of values that include NaN or an infinity
 	}
-	v := max(0, (m.sumsq[g]-m.sum[g]*m.sum[g]/n)/div) // rounding can take it below 0
+	var v float64
+	if m.exact {
+		// (n·Σx² − (Σx)²) / (n·div), exact up to the last division.
+		num := new(big.Int).Mul(big.NewInt(m.n[g]), m.isq[g])
+		num.Sub(num, new(big.Int).Mul(m.isum[g], m.isum[g]))
+		f, _ := new(big.Float).SetInt(num).Float64()
+		v = max(0, f/(n*div)/(m.scale*m.scale))
+	} else {
+		v = max(0, (m.sumsq[g]-m.sum[g]*m.sum[g]/n)/div) // rounding can take it below 0
+	}
 	if m.fn == AggStddevPop || m.fn == AggStddevSamp {
 		return math.Sqrt(v)
 	}
@@ -418,6 +447,11 @@ func (m *momentAcc) result(g int32) any {
 
 func (m *momentAcc) save(w *StateWriter, g int32) {
 	w.Int(m.n[g])
+	if m.exact {
+		w.Value(m.isum[g].String())
+		w.Value(m.isq[g].String())
+		return
+	}
 	w.Value(m.sum[g])
 	w.Value(m.sumsq[g])
 	m.nonFinite.save(w, g)
@@ -425,6 +459,16 @@ func (m *momentAcc) save(w *StateWriter, g int32) {
 
 func (m *momentAcc) load(r *StateReader, g int32) {
 	m.n[g] = r.Int()
+	if m.exact {
+		for _, z := range []*big.Int{m.isum[g], m.isq[g]} {
+			if s, ok := r.Value().(string); !ok {
+				r.fail()
+			} else if _, ok := z.SetString(s, 10); !ok {
+				r.fail()
+			}
+		}
+		return
+	}
 	m.sum[g], _ = r.Value().(float64)
 	m.sumsq[g], _ = r.Value().(float64)
 	m.nonFinite.load(r, g)
