@@ -41,8 +41,8 @@ func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj,
 		if _, isView := e.views[strings.ToLower(name)]; isView {
 			return nil, s.ErrorAt(name, "cannot write to materialized view %s", name)
 		}
-		if _, ok := e.Relation(name); ok {
-			return nil, s.ErrorAt(name, "cannot write to system table %s", name)
+		if _, ok := e.Relation(name); ok || tn.Schema.L == "system" {
+			return nil, s.ErrorAt(name, "cannot write to system table %s", strings.TrimPrefix(tn.Schema.L+"."+name, "."))
 		}
 		_, err := e.binder(s, nil).BindQuery(&ast.SelectStmt{Fields: &ast.FieldList{}, From: refs})
 		if err == nil {

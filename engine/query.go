@@ -123,6 +123,9 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 	if !ok {
 		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN supports queries only")
 	}
+	if n.Analyze {
+		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
+	}
 	node, err := e.binder(s, args).BindQuery(q)
 	if err != nil {
 		return nil, err
