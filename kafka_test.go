@@ -195,16 +195,7 @@ func TestKafkaSourceIdlePartition(t *testing.T) {
 // TestKafkaSourceAlignment: with 'watermark.max_drift', a partition whose watermark runs
 // further ahead of the table's is paused, not read (nor buffered), until the others catch up.
 func TestKafkaSourceAlignment(t *testing.T) {
-	addr, cl := newKafka(t, 2, "bids")
-	db := openT(t, "")
-	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '5 seconds'"))
-	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 1))
-	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:01", 2, 1))
-	waitPosition(t, db, "bids", 2)
-	// Partition 0 jumps to 00:00:20 (its watermark 19 s > W 0 s + 5 s): it is paused.
-	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:20", 1, 1))
-	waitPosition(t, db, "bids", 3)
-	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:21", 1, 1), bid("2024-01-01 00:00:22", 1, 1))
+	db, cl := runAhead(t, "")
 	time.Sleep(500 * time.Millisecond)
 	if n := queryInt(t, db, "SELECT position FROM system.sources"); n != 3 {
 		t.Fatalf("position with partition 0 paused = %d, want 3", n)
@@ -217,19 +208,27 @@ func TestKafkaSourceAlignment(t *testing.T) {
 	}
 }
 
-// TestKafkaSourceAlignmentWithIdleness: a partition paused for running ahead is not idle (it
-// has rows; they are just not taken), so when the partition that held it back goes quiet
-// for the idle timeout, the watermark moves on and the paused one is read again.
-func TestKafkaSourceAlignmentWithIdleness(t *testing.T) {
+// runAhead makes partition 0 of a two-partition table with a 5 s max drift (and the extra
+// options) run ahead: both partitions take a row at 00:00:01, then partition 0 one at
+// 00:00:20 (its watermark 19 s > W 0 s + 5 s: it is paused) and two more it must not take.
+func runAhead(t *testing.T, extra string) (*streamsql.DB, *kgo.Client) {
 	addr, cl := newKafka(t, 2, "bids")
 	db := openT(t, "")
-	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '5 seconds', 'watermark.idle_timeout' = '300ms'"))
+	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '5 seconds'"+extra))
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 1))
 	produce(t, cl, "bids", 1, bid("2024-01-01 00:00:01", 2, 1))
 	waitPosition(t, db, "bids", 2)
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:20", 1, 1))
 	waitPosition(t, db, "bids", 3)
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:21", 1, 1), bid("2024-01-01 00:00:22", 1, 1))
+	return db, cl
+}
+
+// TestKafkaSourceAlignmentWithIdleness: a partition paused for running ahead is not idle (it
+// has rows; they are just not taken), so when the partition that held it back goes quiet
+// for the idle timeout, the watermark moves on and the paused one is read again.
+func TestKafkaSourceAlignmentWithIdleness(t *testing.T) {
+	db, _ := runAhead(t, ", 'watermark.idle_timeout' = '300ms'")
 	// Partition 1 stays quiet: after 300 ms it is idle, partition 0 alone sets W and resumes.
 	waitPosition(t, db, "bids", 5)
 }
