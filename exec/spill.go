@@ -97,6 +97,7 @@ func (h *HashAgg) writeChanges() {
 		h.store.Delete(k)
 	}
 	h.gone = h.gone[:0]
+	var w StateWriter
 	for _, g := range h.dirtyGs {
 		if !h.dirty[g] || !h.inUse[g] {
 			continue
@@ -111,15 +112,17 @@ func (h *HashAgg) writeChanges() {
 			}
 			continue
 		}
-		w := &StateWriter{}
+		// The values share one growing buffer (the store keeps them until the checkpoint
+		// commits; a value already put stays in the array it was written to).
+		start := len(w.Buf)
 		w.Int(h.counts[g])
 		if h.TTL > 0 {
 			w.Int(h.seen[g])
 		}
 		for _, a := range h.accs {
-			a.save(w, g)
+			a.save(&w, g)
 		}
-		h.store.Put(h.keyBuf, w.Buf)
+		h.store.Put(h.keyBuf, w.Buf[start:len(w.Buf):len(w.Buf)])
 		h.stored[g] = true
 	}
 	h.dirtyGs = h.dirtyGs[:0]

@@ -83,11 +83,11 @@ func (p *Spill) Staged() int64 { return p.bytes }
 func (p *Spill) Flush(b *Batch) (n int64, done func()) {
 	for k, v := range p.staged {
 		n += int64(len(p.prefix) + len(k) + len(v))
-		key := append(bytes.Clone(p.prefix), k...)
+		p.kbuf = append(append(p.kbuf[:0], p.prefix...), k...) // the batch copies it
 		if v == nil {
-			_ = b.b.Delete(key, nil)
+			_ = b.b.Delete(p.kbuf, nil)
 		} else {
-			_ = b.b.Set(key, v, nil)
+			_ = b.b.Set(p.kbuf, v, nil)
 		}
 	}
 	return n, func() { p.staged, p.bytes = map[string][]byte{}, 0 }
