@@ -73,6 +73,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 		tables: map[uint64]int64{}, views: map[uint64]bool{}}
 	var total int64
 	var saved []func()
+	e.beginSpills()
 	for _, v := range e.views {
 		w := &exec.StateWriter{}
 		n, done := e.saveView(v, w, wb)
@@ -94,6 +95,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	defer cancel()
 	if err := e.flushSinks(ctx); err != nil {
 		wb.Discard()
+		e.keepSpills()
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	h := &exec.StateWriter{}
@@ -115,6 +117,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	n, spilled := e.flushSpills(wb)
 	total += n
 	if err := e.store.Commit(wb); err != nil {
+		e.keepSpills()
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	spilled()

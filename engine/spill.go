@@ -94,6 +94,25 @@ func heapLive() int64 {
 	return int64(sample[0].Value.Uint64())
 }
 
+// beginSpills starts a checkpoint in every view's stores: the keyed state the operators
+// write from memory is listed for the checkpoint's batch (state.Spill.Begin).
+func (e *Engine) beginSpills() {
+	for _, v := range e.views {
+		for _, p := range v.spills {
+			p.Begin()
+		}
+	}
+}
+
+// keepSpills stages what a checkpoint that did not commit listed, for the next one.
+func (e *Engine) keepSpills() {
+	for _, v := range e.views {
+		for _, p := range v.spills {
+			p.Keep()
+		}
+	}
+}
+
 // flushSpills writes every view's staged changes into a checkpoint's batch (n bytes); done,
 // called once the batch is committed, forgets them.
 func (e *Engine) flushSpills(wb *state.Batch) (n int64, done func()) {

@@ -25,6 +25,20 @@ type Spill struct {
 	staged map[string][]byte // nil: deleted since the checkpoint
 	bytes  int64
 	kbuf   []byte
+	// Between Begin and the checkpoint's Flush, changes to keys not staged are listed in
+	// order (their keys in keys), not mapped: a checkpoint of state kept in memory writes
+	// millions of them, and nothing reads them before the flush. A checkpoint that does not
+	// commit stages them (Keep).
+	inCkpt  bool
+	pending []pendingChange
+	keys    []byte
+}
+
+// pendingChange is a change listed during a checkpoint: key keys[off:off+n], val (nil:
+// deleted).
+type pendingChange struct {
+	off, n int
+	val    []byte
 }
 
 // Spill returns the spilled state of operator op of owner (a view's id).
@@ -53,11 +67,36 @@ func (p *Spill) Put(key, val []byte) { p.stage(key, val) }
 func (p *Spill) Delete(key []byte) { p.stage(key, nil) }
 
 // stagedOverhead is what a staged entry costs beyond its key and value bytes (the map's
-// slot, the string and slice headers, allocation rounding).
-const stagedOverhead = 96
+// slot, the string and slice headers, allocation rounding); pendingOverhead a listed one's.
+const (
+	stagedOverhead  = 96
+	pendingOverhead = 40
+)
+
+// Begin starts a checkpoint: until its Flush, changes are listed for it (see Spill). Get
+// must not be called before the Flush.
+func (p *Spill) Begin() { p.inCkpt = true }
+
+// Keep stages the changes listed since Begin, for a checkpoint that did not commit: the next
+// one writes them.
+func (p *Spill) Keep() {
+	pending, keys := p.pending, p.keys
+	p.inCkpt, p.pending, p.keys = false, nil, nil
+	for _, c := range pending {
+		p.bytes -= int64(c.n + len(c.val) + pendingOverhead)
+		p.stage(keys[c.off:c.off+c.n], c.val)
+	}
+}
 
 func (p *Spill) stage(key, val []byte) {
-	if old, ok := p.staged[string(key)]; ok {
+	old, ok := p.staged[string(key)]
+	if !ok && p.inCkpt {
+		p.pending = append(p.pending, pendingChange{off: len(p.keys), n: len(key), val: val})
+		p.keys = append(p.keys, key...)
+		p.bytes += int64(len(key) + len(val) + pendingOverhead)
+		return
+	}
+	if ok {
 		p.bytes -= int64(len(key) + len(old) + stagedOverhead)
 	}
 	p.staged[string(key)] = val
@@ -81,16 +120,27 @@ func (p *Spill) Staged() int64 { return p.bytes }
 // Flush writes the staged changes into a checkpoint's batch (n bytes of keys and values);
 // done, called once the batch is committed, forgets them.
 func (p *Spill) Flush(b *Batch) (n int64, done func()) {
-	for k, v := range p.staged {
-		n += int64(len(p.prefix) + len(k) + len(v))
-		p.kbuf = append(append(p.kbuf[:0], p.prefix...), k...) // the batch copies it
+	// write writes p.kbuf (the full key; the batch copies it) with value v.
+	write := func(v []byte) {
+		n += int64(len(p.kbuf) + len(v))
 		if v == nil {
 			_ = b.b.Delete(p.kbuf, nil)
 		} else {
 			_ = b.b.Set(p.kbuf, v, nil)
 		}
 	}
-	return n, func() { p.staged, p.bytes = map[string][]byte{}, 0 }
+	for k, v := range p.staged {
+		p.kbuf = append(append(p.kbuf[:0], p.prefix...), k...)
+		write(v)
+	}
+	for _, c := range p.pending { // after the staged ones, which they are newer than
+		p.kbuf = append(append(p.kbuf[:0], p.prefix...), p.keys[c.off:c.off+c.n]...)
+		write(c.val)
+	}
+	return n, func() {
+		p.staged, p.bytes = map[string][]byte{}, 0
+		p.inCkpt, p.pending, p.keys = false, nil, nil
+	}
 }
 
 // Clear drops every value, stored or staged (a view rebuilt from its tables), in batch b.

@@ -43,8 +43,8 @@ func TestSpillOverlay(t *testing.T) {
 			t.Fatalf("%s: Each = %v, want %v", stage, got, model)
 		}
 	}
-	for round := 0; round < 20; round++ {
-		for i := 0; i < 50; i++ {
+	change := func(n int) {
+		for i := 0; i < n; i++ {
 			k := fmt.Sprintf("k%02d", rng.IntN(40))
 			if rng.IntN(3) == 0 {
 				p.Delete([]byte(k))
@@ -55,7 +55,13 @@ func TestSpillOverlay(t *testing.T) {
 				model[k] = v
 			}
 		}
+	}
+	for round := 0; round < 20; round++ {
+		change(50)
 		check(fmt.Sprintf("round %d staged", round))
+		// The checkpoint: its own writes (listed, some of keys staged before) then the flush.
+		p.Begin()
+		change(30)
 		b := s.NewBatch()
 		_, done := p.Flush(b)
 		if round%5 != 4 { // now and then a checkpoint batch that is not committed
@@ -68,6 +74,7 @@ func TestSpillOverlay(t *testing.T) {
 			}
 		} else {
 			b.Discard()
+			p.Keep()
 		}
 		check(fmt.Sprintf("round %d flushed", round))
 	}
