@@ -117,10 +117,8 @@ type HashAgg struct {
 	mark    []bool
 	free    []int32
 	byEnd   map[int64][]int32
-	seen    []int64 // TTL: the watermark after each group's last change (NoWatermark: not yet known)
-	recent  []int32 // TTL: groups whose last change awaits the next watermark
+	clk     clocks // TTL: the groups' clocks, queued in due
 	due     ttlQueue
-	queued  []bool // TTL: the group's slot has an entry in due
 	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
 	// changed since (listed in dirtyGs), stored those it holds, gone the keys of stored groups
 	// released since. Once spilled, only the groups a batch uses are resident; spillErr is a
@@ -175,8 +173,7 @@ func (h *HashAgg) slot() int32 {
 		h.dirty = append(h.dirty, false)
 		h.stored = append(h.stored, false)
 		if h.TTL > 0 {
-			h.seen = append(h.seen, NoWatermark)
-			h.queued = append(h.queued, false)
+			h.clk.grow()
 		}
 		for _, a := range h.accs {
 			a.grow(len(h.counts))
@@ -262,47 +259,26 @@ func (h *HashAgg) fire(w int64) error {
 	return nil
 }
 
-// stamp sets group g's clock to watermark w (NoWatermark: when the next one comes).
-func (h *HashAgg) stamp(g int32, w int64) {
-	h.seen[g] = w
-	if w == NoWatermark {
-		h.recent = append(h.recent, g)
-		return
-	}
-	if !h.queued[g] {
-		h.queued[g] = true
-		h.due.add(ttlItem{seen: w, id: g})
-	}
-}
-
 // stampRecent sets the clock of the groups waiting for a watermark to w.
 func (h *HashAgg) stampRecent(w int64) {
 	if w == NoWatermark {
 		return
 	}
-	for _, g := range h.recent {
-		h.stamp(g, w)
+	recent := h.clk.recent
+	h.clk.recent = nil
+	for _, g := range recent {
+		h.clk.stamp(&h.due, 0, g, w)
 	}
-	h.markDirty(h.recent)
-	h.recent = h.recent[:0]
+	h.markDirty(recent)
 }
 
 // expire drops the groups idle for longer than TTL at watermark w, retracting their rows.
 func (h *HashAgg) expire(w int64) error {
 	h.stampRecent(w)
 	var gone []int32
-	for h.due.due(w, h.TTL) {
-		g := h.due.next().id
-		switch {
-		case !h.inUse[g] || h.seen[g] == NoWatermark:
-			h.queued[g] = false
-		case h.seen[g]+h.TTL < w:
-			h.queued[g] = false
-			gone = append(gone, g)
-		default:
-			h.due.add(ttlItem{seen: h.seen[g], id: g}) // changed since it was queued
-		}
-	}
+	h.due.expire(w, h.TTL, func(int8) *clocks { return &h.clk },
+		func(_ int8, g int32) bool { return h.inUse[g] },
+		func(_ int8, g int32) { gone = append(gone, g) })
 	if len(gone) == 0 {
 		return nil
 	}
@@ -329,7 +305,7 @@ func (h *HashAgg) release(gs []int32) {
 		h.counts[g] = 0
 		h.dirty[g], h.stored[g] = false, false
 		if h.TTL > 0 {
-			h.seen[g] = NoWatermark
+			h.clk.seen[g] = NoWatermark
 		}
 		h.free = append(h.free, g)
 	}
@@ -425,7 +401,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	}
 	if h.TTL > 0 {
 		for i, g := range h.gids {
-			h.stamp(g, watermarkAfter(b, i, after))
+			h.clk.stamp(&h.due, 0, g, watermarkAfter(b, i, after))
 		}
 	}
 	for i, a := range h.accs {

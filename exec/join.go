@@ -85,9 +85,7 @@ type joinSide struct {
 	matches []int64
 	free    []int32
 	expiry  []int64 // interval joins: when the entry can be freed
-	seen    []int64 // TTL: the watermark after the entry's last change (NoWatermark: not yet known)
-	recent  []int32 // TTL: entries whose last change awaits the next watermark
-	queued  []bool  // TTL: the entry's slot has an entry in the join's due queue
+	clk     clocks  // TTL: the entries' clocks, queued in the join's due queue
 }
 
 func newJoinSide() *joinSide {
@@ -204,32 +202,17 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 	return Take(b, keep, ts)
 }
 
-// stamp sets the clock of side's entry e to watermark w (NoWatermark: when the next one
-// comes).
-func (j *HashJoin) stamp(side int, e int32, w int64) {
-	s := j.sides[side]
-	s.seen[e] = w
-	if w == NoWatermark {
-		s.recent = append(s.recent, e)
-		return
-	}
-	if !s.queued[e] {
-		s.queued[e] = true
-		j.due.add(ttlItem{seen: w, side: int8(side), id: e})
-	}
-}
-
 // stampRecent sets the clock of the entries waiting for a watermark to w.
 func (j *HashJoin) stampRecent(w int64) {
 	if w == NoWatermark {
 		return
 	}
 	for side, s := range j.sides {
-		recent := s.recent
-		s.recent = nil
+		recent := s.clk.recent
+		s.clk.recent = nil
 		for _, e := range recent {
 			if s.rows[e] != nil {
-				j.stamp(side, e, w)
+				s.clk.stamp(&j.due, int8(side), e, w)
 				j.markDirty(side, s.keys[e])
 			}
 		}
@@ -239,21 +222,13 @@ func (j *HashJoin) stampRecent(w int64) {
 // forget drops the kept rows idle for longer than TTL at watermark w.
 func (j *HashJoin) forget(w int64) {
 	j.stampRecent(w)
-	for j.due.due(w, j.TTL) {
-		it := j.due.next()
-		side, e := int(it.side), it.id
-		s := j.sides[side]
-		switch {
-		case s.rows[e] == nil || s.seen[e] == NoWatermark:
-			s.queued[e] = false
-		case s.seen[e]+j.TTL < w:
-			s.queued[e] = false
-			j.markDirty(side, s.keys[e])
+	j.due.expire(w, j.TTL, func(side int8) *clocks { return &j.sides[side].clk },
+		func(side int8, e int32) bool { return j.sides[side].rows[e] != nil },
+		func(side int8, e int32) {
+			s := j.sides[side]
+			j.markDirty(int(side), s.keys[e])
 			s.remove(e, s.vals[e], s.keys[e])
-		default:
-			j.due.add(ttlItem{seen: s.seen[e], side: it.side, id: e}) // changed since it was queued
-		}
-	}
+		})
 }
 
 // expire frees the rows no future row can match and pads the unmatched ones of outer sides.
@@ -357,7 +332,7 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 		}
 		me.w[e] += w
 		if j.TTL > 0 {
-			j.stamp(side, e, watermarkAfter(b, i, after))
+			me.clk.stamp(&j.due, int8(side), e, watermarkAfter(b, i, after))
 		}
 		if j.preserved(side) && !j.deferPadding() && me.matches[e] == 0 {
 			padRows = append(padRows, row)
@@ -456,7 +431,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 	if n := len(s.free); n > 0 {
 		e = s.free[n-1]
 		s.free = s.free[:n-1]
-		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e], s.seen[e] = row, 0, matches, expiry, key, val, NoWatermark
+		s.rows[e], s.w[e], s.matches[e], s.expiry[e], s.keys[e], s.vals[e], s.clk.seen[e] = row, 0, matches, expiry, key, val, NoWatermark
 		// queued stays: the due queue may hold the slot's old entry, which re-reads the clock
 	} else {
 		e = int32(len(s.rows))
@@ -466,8 +441,7 @@ func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 
 		s.expiry = append(s.expiry, expiry)
 		s.keys = append(s.keys, key)
 		s.vals = append(s.vals, val)
-		s.seen = append(s.seen, NoWatermark)
-		s.queued = append(s.queued, false)
+		s.clk.grow()
 	}
 	s.index[val] = e
 	s.buckets[key] = append(s.buckets[key], e)

@@ -92,7 +92,7 @@ func (j *HashJoin) loadBucket(side int, key string, val []byte) error {
 			s.expiry[e] = r.Int()
 		}
 		if j.TTL > 0 {
-			j.stamp(side, e, r.Int())
+			j.sides[side].clk.stamp(&j.due, int8(side), e, r.Int())
 		}
 	}
 	return r.Err()
@@ -118,7 +118,7 @@ func (j *HashJoin) writeChanges() {
 					w.Int(s.expiry[e])
 				}
 				if j.TTL > 0 {
-					w.Int(s.seen[e])
+					w.Int(s.clk.seen[e])
 				}
 			}
 			j.store.Put(bucketKey(side, key), w.Buf)

@@ -117,7 +117,7 @@ func (h *HashAgg) writeChanges() {
 		start := len(w.Buf)
 		w.Int(h.counts[g])
 		if h.TTL > 0 {
-			w.Int(h.seen[g])
+			w.Int(h.clk.seen[g])
 		}
 		for _, a := range h.accs {
 			a.save(&w, g)
@@ -133,7 +133,7 @@ func (h *HashAgg) loadGroup(g int32, val []byte) error {
 	r := &StateReader{Buf: val}
 	h.counts[g] = r.Int()
 	if h.TTL > 0 {
-		h.stamp(g, r.Int())
+		h.clk.stamp(&h.due, 0, g, r.Int())
 	}
 	for _, a := range h.accs {
 		a.load(r, g)

@@ -43,6 +43,53 @@ func (q ttlQueue) due(w, ttl int64) bool { return len(q) > 0 && w != NoWatermark
 func (q *ttlQueue) add(it ttlItem) { heap.Push(q, it) }
 func (q *ttlQueue) next() ttlItem  { return heap.Pop(q).(ttlItem) }
 
+// clocks are the TTL clocks of an operator's slots (an aggregate's groups, one join side's
+// kept rows), queued in a ttlQueue under side.
+type clocks struct {
+	seen   []int64 // the watermark after the slot's last change (NoWatermark: not yet known)
+	recent []int32 // slots whose last change awaits the next watermark
+	queued []bool  // the slot has an entry in the queue
+}
+
+// grow adds a slot without a clock.
+func (c *clocks) grow() {
+	c.seen = append(c.seen, NoWatermark)
+	c.queued = append(c.queued, false)
+}
+
+// stamp sets slot id's clock to watermark w (NoWatermark: when the next one comes) and
+// queues the slot in q unless it is queued already.
+func (c *clocks) stamp(q *ttlQueue, side int8, id int32, w int64) {
+	c.seen[id] = w
+	if w == NoWatermark {
+		c.recent = append(c.recent, id)
+		return
+	}
+	if !c.queued[id] {
+		c.queued[id] = true
+		q.add(ttlItem{seen: w, side: side, id: id})
+	}
+}
+
+// expire takes the entries due at watermark w and calls drop for each slot whose clock is
+// more than ttl behind it; a slot that is empty (live false) or waits for a clock leaves the
+// queue, one changed since it was queued is queued again.
+func (q *ttlQueue) expire(w, ttl int64, clocksOf func(side int8) *clocks, live func(side int8, id int32) bool, drop func(side int8, id int32)) {
+	for q.due(w, ttl) {
+		it := q.next()
+		c := clocksOf(it.side)
+		switch seen := c.seen[it.id]; {
+		case !live(it.side, it.id) || seen == NoWatermark:
+			c.queued[it.id] = false
+		case seen+ttl < w:
+			c.queued[it.id] = false
+			drop(it.side, it.id)
+		default:
+			q.add(ttlItem{seen: seen, side: it.side, id: it.id})
+		}
+	}
+}
+
 // watermarkAfter is the watermark after row i of b: the one before row i+1, or after when i
 // is the last row (NoWatermark: not known yet).
 func watermarkAfter(b *Batch, i int, after int64) int64 {
