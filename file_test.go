@@ -146,48 +146,50 @@ func TestFileSourceLongAndPartialLines(t *testing.T) {
 // TestFileSourceFlush: FLUSH makes what a file holds when it starts reach the table and its
 // views, as it does the rows INSERT wrote.
 func TestFileSourceFlush(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "t.json")
+	db, _ := openFileTable(t, timedLines(0, 5000, 7))
+	mustExec(t, db, "CREATE MATERIALIZED VIEW c AS SELECT k, COUNT(*) AS n FROM f GROUP BY k")
+	mustExec(t, db, "FLUSH")
+	wantRows(t, db, "SELECT SUM(n), COUNT(*) FROM c", "[5000 7]")
+}
+
+// timedLines is JSON lines i = from .. from+n-1 of a file table f: k = i (mod mod, when
+// not 0), ts i ms after 2024-01-01.
+func timedLines(from, n, mod int) string {
 	var sb strings.Builder
-	for i := 0; i < 5000; i++ {
-		fmt.Fprintf(&sb, `{"k": %d, "ts": %d}`+"\n", i%7, 1704067200000+int64(i))
+	for i := from; i < from+n; i++ {
+		k := i
+		if mod > 0 {
+			k %= mod
+		}
+		fmt.Fprintf(&sb, `{"k": %d, "ts": %d}`+"\n", k, 1704067200000+int64(i))
 	}
-	if err := os.WriteFile(in, []byte(sb.String()), 0o644); err != nil {
+	return sb.String()
+}
+
+// openFileTable writes text into a new file and opens an in-memory database with a table f
+// (k BIGINT, ts with a WATERMARK) reading it.
+func openFileTable(t *testing.T, text string) (*streamsql.DB, string) {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	db, err := streamsql.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	mustExec(t, db, fmt.Sprintf(`CREATE TABLE f (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (connector = 'file', path = '%s')`, in))
-	mustExec(t, db, "CREATE MATERIALIZED VIEW c AS SELECT k, COUNT(*) AS n FROM f GROUP BY k")
-	mustExec(t, db, "FLUSH")
-	wantRows(t, db, "SELECT SUM(n), COUNT(*) FROM c", "[5000 7]")
+	return db, in
 }
 
 // TestFileSourceShrinks: a file truncated or replaced below the position read stops its
 // source with an error saying so (system.sources, FLUSH), instead of reading on from the
 // middle of the new file once it grows past that position.
 func TestFileSourceShrinks(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "t.json")
-	rows := func(from, n int) string {
-		var sb strings.Builder
-		for i := from; i < from+n; i++ {
-			fmt.Fprintf(&sb, `{"k": %d, "ts": %d}`+"\n", i, 1704067200000+int64(i))
-		}
-		return sb.String()
-	}
-	if err := os.WriteFile(in, []byte(rows(0, 3)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	db, err := streamsql.Open("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	mustExec(t, db, fmt.Sprintf(`CREATE TABLE f (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH (connector = 'file', path = '%s')`, in))
+	db, in := openFileTable(t, timedLines(0, 3, 0))
 	mustExec(t, db, "FLUSH")
-	if err := os.WriteFile(in, []byte(rows(100, 1)), 0o644); err != nil {
+	if err := os.WriteFile(in, []byte(timedLines(100, 1, 0)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -205,7 +207,7 @@ func TestFileSourceShrinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(rows(101, 20)); err != nil {
+	if _, err := f.WriteString(timedLines(101, 20, 0)); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
