@@ -7,16 +7,16 @@ import (
 	"github.com/streamsql/streamsql/state"
 )
 
-// Spilling keeps the engine under its memory limit (Options.MemoryLimit). The state that
-// grows with distinct keys — a non-windowed aggregate's groups, a regular join's rows and a
-// view's rows — moves to the store once the live heap passes an eighth of the limit (the
-// garbage collector lets the heap grow to twice what is live, and moving the state to the
-// store briefly holds it twice): every view then keeps it there (state.Spill: the last
-// checkpoint's values in Pebble, the changes since staged in memory, encoded). A checkpoint
-// writes the staged changes in its one batch; once they take 1/16 of the limit, the next
-// holder of the engine's lock after the delivery takes a checkpoint early. Windowed state
-// (freed by the watermark), interval or TTL joins' state (bounded by the watermark or
-// 'state.ttl') and tables (their own cache) are not spilled.
+// Spilling keeps the engine under its memory limit (Options.MemoryLimit). Operators' keyed
+// state is in the store as of each checkpoint anyway (exec.Keyed: one entry per key, in a
+// state.Spill); once the live heap passes an eighth of the limit (the garbage collector lets
+// the heap grow to twice what is live), every view stops keeping in memory what grows with
+// distinct keys — a non-windowed aggregate's groups and a regular join's rows stay resident
+// only while a batch uses them — and moves its rows to the store. What changes since the
+// last checkpoint is staged in memory, encoded; a checkpoint writes it in its one batch, and
+// once it takes 1/16 of the limit, the next holder of the engine's lock after the delivery
+// takes a checkpoint early. Windowed state (freed by the watermark), interval or TTL joins'
+// state (bounded by the watermark or 'state.ttl') and tables (their own cache) stay in memory.
 
 // spillStore is a view's store for operator op (0: its rows; i+1: v.state[i]).
 func (e *Engine) spillStore(v *viewObj, op int) *state.Spill {

@@ -13,10 +13,11 @@ const prefixSpill = "p/"
 // Spill is one operator's keyed state in the store. The store holds the values as of the
 // last checkpoint. When the state is kept in the store instead of memory, what changed since
 // is staged here (encoded, so a staged entry costs its bytes, not an object graph) and
-// written by the next checkpoint in its batch; state kept whole in memory that tracks its own
-// changes writes them into the checkpoint's batch itself (Write). Either way the store never
-// runs ahead of the checkpoint: a restart that restores the checkpoint and replays the
-// changes after it finds exactly the state the checkpoint saw.
+// written by the next checkpoint in its batch; state kept in memory puts what changed during
+// the checkpoint itself (listed: Begin), or writes it into the batch directly (Write: a view's
+// row segments). Either way the store never runs ahead of the checkpoint: a restart that
+// restores the checkpoint and replays the changes after it finds exactly the state the
+// checkpoint saw.
 //
 // A Spill is used under one lock with the store's checkpoints (the engine's flow lock).
 type Spill struct {
