@@ -121,10 +121,7 @@ func (k *sinkObj) write(cs []Change) {
 		if c.Op != "-U" && c.Op != "-D" {
 			value = []byte(rowJSON(k.names, k.types, c.Row))
 		} else if len(k.k.Key) == len(k.names) {
-			kb = kb[:0]
-			for _, v := range c.Row {
-				kb = exec.AppendValueKey(kb, v)
-			}
+			kb = exec.AppendValuesKey(kb[:0], c.Row)
 			if held, err := k.view.store.holds(kb); err == nil && held {
 				continue // another copy of the row remains: its record stands
 			}

@@ -738,9 +738,7 @@ func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 func (h *HashAgg) forget(g int32) {
 	if key, ok := h.keyRows[g]; ok {
 		var kb []byte
-		for _, v := range key {
-			kb = AppendValueKey(kb, v)
-		}
+		kb = AppendValuesKey(kb, key)
 		delete(h.groups, string(kb))
 		return
 	}
@@ -858,9 +856,7 @@ func (h *HashAgg) remember(key []any) int32 {
 	}
 	g := h.newGroup(key)
 	var kb []byte
-	for _, v := range key {
-		kb = AppendValueKey(kb, v)
-	}
+	kb = AppendValuesKey(kb, key)
 	h.groups[string(kb)] = g
 	return g
 }

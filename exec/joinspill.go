@@ -82,9 +82,7 @@ func (j *HashJoin) loadBucket(side int, key string, val []byte) error {
 	for k := 0; k < n && r.Err() == nil; k++ {
 		row := r.Row()
 		var vb []byte
-		for _, x := range row {
-			vb = AppendValueKey(vb, x)
-		}
+		vb = AppendValuesKey(vb, row)
 		e := s.add(string(vb), key, row, 0, 1<<63-1)
 		s.w[e] = r.Int()
 		s.matches[e] = r.Int()

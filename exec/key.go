@@ -59,6 +59,14 @@ func AllKey(buf []byte, b *Batch, i int) []byte {
 	return buf
 }
 
+// AppendValuesKey appends the encodings of vals (AppendValueKey), a row's or a key's.
+func AppendValuesKey(buf []byte, vals []any) []byte {
+	for _, v := range vals {
+		buf = AppendValueKey(buf, v)
+	}
+	return buf
+}
+
 // AppendValueKey encodes a physical value exactly as AppendKey encodes it in a column.
 func AppendValueKey(buf []byte, v any) []byte {
 	switch x := v.(type) {

@@ -185,9 +185,7 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
 		p.index = make(map[string]int, keep)
 		for j, row := range p.rows {
 			var kb []byte
-			for _, v := range row {
-				kb = AppendValueKey(kb, v)
-			}
+			kb = AppendValuesKey(kb, row)
 			p.index[string(kb)] = j
 		}
 	}
@@ -368,9 +366,7 @@ func (r *Ranker) LoadState(*StateReader) error {
 		for j := 0; j < m && rd.Err() == nil; j++ {
 			row := rd.Row()
 			var kb []byte
-			for _, v := range row {
-				kb = AppendValueKey(kb, v)
-			}
+			kb = AppendValuesKey(kb, row)
 			p.index[string(kb)] = len(p.rows)
 			p.rows = append(p.rows, row)
 			p.w = append(p.w, rd.Int())

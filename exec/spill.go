@@ -66,9 +66,7 @@ func (h *HashAgg) Spill() {
 // groupKey appends group g's key in the store (its values' AppendValueKey encodings).
 func (h *HashAgg) groupKey(buf []byte, g int32) []byte {
 	if key, ok := h.keyRows[g]; ok {
-		for _, v := range key {
-			buf = AppendValueKey(buf, v)
-		}
+		buf = AppendValuesKey(buf, key)
 		return buf
 	}
 	for _, v := range h.ints[int(g)*len(h.Keys) : int(g+1)*len(h.Keys)] {
