@@ -522,17 +522,10 @@ func compareFloat(x, y float64) int {
 	xn, yn := x != x, y != y
 	switch {
 	case xn || yn:
-		return b2i(xn) - b2i(yn)
+		return int(b2u(xn)) - int(b2u(yn))
 	case x < y:
 		return -1
 	case x > y:
-		return 1
-	}
-	return 0
-}
-
-func b2i(b bool) int {
-	if b {
 		return 1
 	}
 	return 0
