@@ -10,6 +10,7 @@ package streamsql_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/streamsql/streamsql"
 )
@@ -126,6 +131,38 @@ func crashInsertSQL(from, n int64) string {
 	return sb.String()
 }
 
+// crashRecord is crashInsertSQL's rows as an Arrow batch, for Append.
+func crashRecord(from, n int64) arrow.RecordBatch {
+	cols := make([][]int64, 6)
+	for i := from; i < from+n; i++ {
+		k, v, tsMs := crashRow(i)
+		for c, x := range []int64{i, k, v, tsMs, from, n} {
+			cols[c] = append(cols[c], x)
+		}
+	}
+	names := []string{"i", "k", "v", "ts", "st", "sn"}
+	fields := make([]arrow.Field, len(cols))
+	arrs := make([]arrow.Array, len(cols))
+	for c, vals := range cols {
+		typ := arrow.DataType(arrow.PrimitiveTypes.Int64)
+		if names[c] == "ts" {
+			typ = arrow.FixedWidthTypes.Timestamp_ms
+		}
+		fields[c] = arrow.Field{Name: names[c], Type: typ, Nullable: true}
+		b := array.NewBuilder(memory.DefaultAllocator, typ)
+		for _, x := range vals {
+			switch b := b.(type) {
+			case *array.Int64Builder:
+				b.Append(x)
+			case *array.TimestampBuilder:
+				b.Append(arrow.Timestamp(x))
+			}
+		}
+		arrs[c] = b.NewArray()
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, n)
+}
+
 // maxStored is MAX(i) of ev, or -1 when it is empty.
 func maxStored(db *streamsql.DB) (int64, error) {
 	rows, err := db.Query("SELECT MAX(i) FROM ev")
@@ -193,7 +230,13 @@ func TestCrashChild(t *testing.T) {
 	fmt.Printf("READY %d\n", last+1)
 	for i := last + 1; i < 1_000_000; {
 		n := int64(1 + rng.IntN(4))
-		if _, err := db.Exec(crashInsertSQL(i, n)); err != nil {
+		if rng.IntN(150) == 0 {
+			// A large Append: its segment goes to the segment log, not into Pebble.
+			n = int64(1400 + rng.IntN(600))
+			if err := db.Append(context.Background(), "ev", crashRecord(i, n)); err != nil {
+				t.Fatalf("append of rows %d..%d: %v", i, i+n-1, err)
+			}
+		} else if _, err := db.Exec(crashInsertSQL(i, n)); err != nil {
 			t.Fatalf("insert of rows %d..%d: %v", i, i+n-1, err)
 		}
 		i += n

@@ -25,7 +25,7 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
+	if e.awaitRoom(); e.closed {
 		return errClosed
 	}
 	t, ok := e.tables[strings.ToLower(name)]
@@ -128,6 +128,13 @@ func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
 	case types.Timestamp:
 		if c, ok := a.(*array.Timestamp); ok {
 			unit := c.DataType().(*arrow.TimestampType).Unit
+			if unit == arrow.Millisecond {
+				// The engine's TIMESTAMP is epoch milliseconds in an int64 array: share the buffers.
+				d := c.Data()
+				nd := array.NewData(arrow.PrimitiveTypes.Int64, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+				defer nd.Release()
+				return array.NewInt64Data(nd), nil
+			}
 			return ints(func(i int) int64 { return toMillis(int64(c.Value(i)), unit) }), nil
 		}
 		if c, ok := a.(*array.Int64); ok {

@@ -102,6 +102,7 @@ type Engine struct {
 	commitFrom uint64     // the sequence number before the last commit's segments
 	flow       sync.Mutex // see ingest.go
 	ingest     *sync.Cond
+	room       *sync.Cond // signalled when the worker takes from the queue (awaitRoom)
 	ingestDone chan struct{}
 	ingestErr  error
 }
@@ -129,6 +130,7 @@ func Open(opts Options) (*Engine, error) {
 		e.split = rand.New(rand.NewSource(opts.SplitSeed))
 	}
 	e.ingest = sync.NewCond(&e.mu)
+	e.room = sync.NewCond(&e.mu)
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
@@ -251,6 +253,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	e.ingest.Broadcast()
+	e.room.Broadcast()
 	e.mu.Unlock()
 	<-e.ingestDone
 	e.mu.Lock()
@@ -330,7 +333,11 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	if e.closed {
 		return nil, errClosed
 	}
-	if !e.writes(s) {
+	if e.writes(s) {
+		if e.awaitRoom(); e.closed {
+			return nil, errClosed
+		}
+	} else {
 		// Everything but a write sees the views current: deliver what is queued.
 		if err := e.drained(s.Kind == sql.KindFlush); err != nil {
 			return nil, err

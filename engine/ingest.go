@@ -13,8 +13,11 @@ import (
 // insert-only changes of one table are delivered as one batch, with each row's watermark
 // kept, so batching never changes a result (views do not depend on batch boundaries — the
 // metamorphic slt runs check it). FLUSH, queries, DDL, SUBSCRIBE, CHECKPOINT and Close
-// drain the queue first, so after INSERT ...; FLUSH; a view is exact. The queue is bounded:
-// past maxQueuedRows a write drains it itself, so a slow view slows its writers.
+// drain the queue first, so after INSERT ...; FLUSH; a view is exact. The queue is bounded,
+// so a slow view slows its writers: a write waits to start while half of maxQueuedRows is
+// queued (awaitRoom), which keeps the writer storing rows on one core while the worker
+// delivers on the other; a single write that queues past maxQueuedRows drains the queue
+// itself.
 //
 // Locking: the engine's lock (mu) guards the catalog, tables and the queue; the flow lock
 // guards the views' dataflows and what they write (view rows, operator state, late rows,
@@ -40,6 +43,15 @@ type queued struct {
 	// its segments: a checkpoint taken while it waits covers up to from (checkpointAt).
 	prevW int64
 	from  uint64
+}
+
+// awaitRoom waits, at the start of a write, until the queue is below half its bound: the
+// worker takes the queue (and signals room) as it delivers it. The engine's lock is held
+// (and released while waiting).
+func (e *Engine) awaitRoom() {
+	for 2*e.queuedRows > e.maxQueuedRows() && !e.closed {
+		e.room.Wait()
+	}
 }
 
 // enqueue queues a committed change and wakes the worker.
@@ -80,6 +92,7 @@ func (e *Engine) takeQueue() []queued {
 	if len(e.queue) == 0 {
 		e.queue, e.queuedRows = nil, 0
 	}
+	e.room.Broadcast()
 	return q
 }
 

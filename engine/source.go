@@ -226,7 +226,7 @@ func (e *Engine) feedLog(ctx context.Context, t *tableObj, f *feeder, src logSou
 func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch connector.Chunk) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.closed {
+	if e.awaitRoom(); e.closed {
 		return errClosed
 	}
 	if err := ctx.Err(); err != nil {

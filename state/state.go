@@ -1,10 +1,12 @@
 // Package state is streamsql's durable store: one Pebble database under the database path
 // holding the catalog, the rows of every table and the engine's metadata, under disjoint key
-// prefixes.
+// prefixes; large table segments are kept in a segment log beside it (seglog.go), each
+// referenced by a pointer in Pebble.
 //
 // Invariant: every write goes through one Pebble batch per statement, committed with a WAL
 // sync unless the database was opened with sync off, so a statement's writes are durable when
-// Commit returns and a crash applies all of them or none.
+// Commit returns and a crash applies all of them or none. The segment log is synced before
+// the batch holding its pointers commits, so a committed pointer never outlives its bytes.
 package state
 
 import (
@@ -25,6 +27,7 @@ import (
 const (
 	prefixCatalog = "c/" // c/<seq>: a catalog entry
 	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
+	prefixLogged  = "l/" // l/<table id><segment seq>: where a segment is in the segment log (seglog.go)
 	prefixMeta    = "m/" // m/<name>: engine metadata
 )
 
@@ -33,6 +36,7 @@ type Store struct {
 	db   *pebble.DB
 	sync *pebble.WriteOptions
 	mem  bool // in memory: Checkpoint copies keys to disk
+	log  *segLog
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -76,11 +80,35 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 	if !syncWrites {
 		wo = pebble.NoSync
 	}
-	return &Store{db: db, sync: wo, mem: opts.FS != nil}, nil
+	s := &Store{db: db, sync: wo, mem: opts.FS != nil}
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	s.log, err = openLog(fs, path, func(fn func(p logPtr) error) error {
+		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
+			p, err := decodeLogPtr(v)
+			if err != nil {
+				return err
+			}
+			return fn(p)
+		})
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
 }
 
 // Close closes the store.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.log.close()
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Checkpoint writes a consistent copy of the store into dir: Pebble's checkpoint (hard
 // links where possible), or, for an in-memory store, a new store on disk holding every key.
@@ -91,7 +119,11 @@ func (s *Store) Checkpoint(dir string) error {
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
-	return s.db.Checkpoint(dir)
+	if err := s.db.Checkpoint(dir); err != nil {
+		return err
+	}
+	// The checkpoint's pointers reference only bytes appended before it.
+	return s.log.copyTo(dir)
 }
 
 // copyTo writes every key of a point-in-time view of the store into a new store at dir.
@@ -105,23 +137,35 @@ func (s *Store) copyTo(dir string) error {
 		dst.Close()
 		return err
 	}
-	b := dst.db.NewBatch()
+	b := dst.NewBatch()
 	for it.First(); it.Valid() && err == nil; it.Next() {
 		var v []byte
 		if v, err = it.ValueAndErr(); err != nil {
 			break
 		}
-		_ = b.Set(it.Key(), v, nil)
-		if b.Len() > 4<<20 {
-			err = b.Commit(pebble.Sync)
-			b = dst.db.NewBatch()
+		if k := it.Key(); bytes.HasPrefix(k, []byte(prefixLogged)) {
+			// A logged segment is copied as a segment (into the copy's own log).
+			var p logPtr
+			if p, err = decodeLogPtr(v); err == nil {
+				v, err = s.log.read(p)
+			}
+			k = k[len(prefixLogged):]
+			b.PutSegment(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]), v)
+		} else {
+			_ = b.b.Set(k, v, nil)
+		}
+		if b.b.Len() > 4<<20 {
+			err = dst.Commit(b)
+			b = dst.NewBatch()
 		}
 	}
 	if err == nil {
 		err = it.Error()
 	}
 	if err == nil {
-		err = b.Commit(pebble.Sync)
+		err = dst.Commit(b)
+	} else {
+		b.Discard()
 	}
 	it.Close()
 	if cerr := dst.Close(); err == nil {
@@ -134,18 +178,39 @@ func (s *Store) copyTo(dir string) error {
 }
 
 // Batch collects the writes of one statement.
-type Batch struct{ b *pebble.Batch }
+type Batch struct {
+	s *Store
+	b *pebble.Batch
+	// err is a failed write to the segment log, which Commit returns; logged and freed are
+	// the log bytes the batch's pointers reference and those of the tables it drops.
+	err           error
+	logged, freed []logPtr
+}
 
 // NewBatch starts a batch.
-func (s *Store) NewBatch() *Batch { return &Batch{b: s.db.NewBatch()} }
+func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
-// Commit applies the batch atomically (and durably, unless sync is off).
+// Commit applies the batch atomically (and durably, unless sync is off). The segment log is
+// synced first, whatever the sync setting: a pointer must never outlive its bytes, so that
+// a crash applies all of a statement or none of it.
 func (s *Store) Commit(b *Batch) error {
 	defer b.b.Close()
+	if b.err != nil {
+		return b.err
+	}
 	if b.b.Empty() {
 		return nil
 	}
-	return b.b.Commit(s.sync)
+	if len(b.logged) > 0 {
+		if err := s.log.sync(); err != nil {
+			return err
+		}
+	}
+	if err := b.b.Commit(s.sync); err != nil {
+		return err
+	}
+	s.log.committed(b.logged, b.freed)
+	return nil
 }
 
 // Discard drops an uncommitted batch.
@@ -157,14 +222,39 @@ func (b *Batch) PutCatalog(seq uint64, v []byte) { _ = b.b.Set(catalogKey(seq), 
 // DeleteCatalog removes catalog entry seq.
 func (b *Batch) DeleteCatalog(seq uint64) { _ = b.b.Delete(catalogKey(seq), nil) }
 
-// PutSegment writes segment seq of table id.
+// PutSegment writes segment seq of table id: in Pebble, or, from logMin bytes, in the
+// segment log (now) with a pointer in Pebble (at the commit).
 func (b *Batch) PutSegment(table, seq uint64, v []byte) {
-	_ = b.b.Set(segmentKey(table, seq), v, nil)
+	if len(v) < logMin {
+		_ = b.b.Set(segmentKey(prefixSegment, table, seq), v, nil)
+		return
+	}
+	if b.err != nil {
+		return
+	}
+	p, err := b.s.log.append(v)
+	if err != nil {
+		b.err = err
+		return
+	}
+	b.logged = append(b.logged, p)
+	_ = b.b.Set(segmentKey(prefixLogged, table, seq), p.encode(), nil)
 }
 
-// DeleteTable removes every segment of table id.
+// DeleteTable removes every segment of table id; the log files only it used are deleted
+// once the batch commits.
 func (b *Batch) DeleteTable(table uint64) {
-	_ = b.b.DeleteRange(segmentKey(table, 0), segmentKey(table+1, 0), nil)
+	err := b.s.scan(tablePrefix(prefixLogged, table), func(_, v []byte) error {
+		p, err := decodeLogPtr(v)
+		b.freed = append(b.freed, p)
+		return err
+	})
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	for _, prefix := range []string{prefixSegment, prefixLogged} {
+		_ = b.b.DeleteRange(segmentKey(prefix, table, 0), segmentKey(prefix, table+1, 0), nil)
+	}
 }
 
 // PutMeta records a metadata value.
@@ -177,12 +267,59 @@ func (s *Store) Catalog(fn func(seq uint64, v []byte) error) error {
 	})
 }
 
-// Segments calls fn for every segment of table id in seq order.
+// Segments calls fn for every segment of table id in seq order: those in Pebble and those
+// in the segment log, merged.
 func (s *Store) Segments(table uint64, fn func(seq uint64, v []byte) error) error {
-	p := segmentKey(table, 0)[:len(prefixSegment)+8]
-	return s.scan(p, func(k, v []byte) error {
-		return fn(binary.BigEndian.Uint64(k[len(p):]), v)
-	})
+	var inline, logged *pebble.Iterator
+	for _, it := range []struct {
+		it     **pebble.Iterator
+		prefix string
+	}{{&inline, prefixSegment}, {&logged, prefixLogged}} {
+		p := tablePrefix(it.prefix, table)
+		var err error
+		if *it.it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)}); err != nil {
+			if inline != nil {
+				inline.Close()
+			}
+			return err
+		}
+	}
+	defer inline.Close()
+	defer logged.Close()
+	seqOf := func(it *pebble.Iterator) uint64 { return binary.BigEndian.Uint64(it.Key()[len(prefixSegment)+8:]) }
+	inline.First()
+	logged.First()
+	for inline.Valid() || logged.Valid() {
+		it := inline
+		if !inline.Valid() || logged.Valid() && seqOf(logged) < seqOf(inline) {
+			it = logged
+		}
+		seq := seqOf(it)
+		v, err := it.ValueAndErr()
+		if err == nil && it == logged {
+			v, err = s.readLogged(v)
+		}
+		if err != nil {
+			return fmt.Errorf("segment %d/%d: %w", table, seq, err)
+		}
+		if err := fn(seq, v); err != nil {
+			return err
+		}
+		it.Next()
+	}
+	if err := inline.Error(); err != nil {
+		return err
+	}
+	return logged.Error()
+}
+
+// readLogged reads the segment a pointer value points to.
+func (s *Store) readLogged(ptr []byte) ([]byte, error) {
+	p, err := decodeLogPtr(ptr)
+	if err != nil {
+		return nil, err
+	}
+	return s.log.read(p)
 }
 
 // Meta reads a metadata value; ok is false when absent.
@@ -233,9 +370,14 @@ func catalogKey(seq uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte(prefixCatalog), seq)
 }
 
-func segmentKey(table, seq uint64) []byte {
-	k := binary.BigEndian.AppendUint64([]byte(prefixSegment), table)
-	return binary.BigEndian.AppendUint64(k, seq)
+// segmentKey is the key of segment seq of table id under prefix (prefixSegment or
+// prefixLogged).
+func segmentKey(prefix string, table, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(tablePrefix(prefix, table), seq)
+}
+
+func tablePrefix(prefix string, table uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefix), table)
 }
 
 type quietLogger struct{}
@@ -270,12 +412,23 @@ func (s *Sequence) Observe(n uint64) {
 
 // Segment reads segment seq of table id.
 func (s *Store) Segment(table, seq uint64) ([]byte, error) {
-	val, closer, err := s.db.Get(segmentKey(table, seq))
+	v, err := func() ([]byte, error) {
+		if ptr, ok, err := s.get(segmentKey(prefixLogged, table, seq)); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return s.readLogged(ptr)
+		}
+		v, ok, err := s.get(segmentKey(prefixSegment, table, seq))
+		if err == nil && !ok {
+			err = pebble.ErrNotFound
+		}
+		return v, err
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("segment %d/%d: %w", table, seq, err)
 	}
-	defer closer.Close()
-	return bytes.Clone(val), nil
+	return v, nil
 }
 
 // Last returns the largest number handed out or observed (0 before any).

@@ -67,6 +67,8 @@ type Table struct {
 	cached int64
 	// CacheBytes is how many bytes of decoded segments the table keeps in memory.
 	CacheBytes int64
+	// enc is the buffer segments are encoded in (the store copies them).
+	enc bytes.Buffer
 }
 
 // New returns an empty table stored in store.
@@ -440,17 +442,19 @@ func (t *Table) schema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// encode writes a segment: a kind byte (0 rows, 1 tombstone), then Arrow IPC.
+// encode writes a segment into t.enc — a kind byte (0 rows, 1 tombstone), then Arrow IPC —
+// and returns it, valid until the next encode.
 func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
 	rec := array.NewRecordBatch(t.schema(), b.Cols, int64(b.N))
-	var buf bytes.Buffer
+	buf := &t.enc
+	buf.Reset()
 	buf.Grow(b.N*len(b.Cols)*9 + 1024)
 	if tombstone {
 		buf.WriteByte(1)
 	} else {
 		buf.WriteByte(0)
 	}
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()))
 	if err := w.Write(rec); err != nil {
 		return nil, err
 	}
