@@ -31,7 +31,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 3
+const ckptFormat = 4
 
 type checkpointInfo struct {
 	id     int64
@@ -173,25 +173,23 @@ const (
 // spilled rows', i+1 its operator i's.
 const segmentsOp = 0xffff
 
-// A segment is a kind byte and entries: segAdd, rows added once each (an appended batch);
-// segSet, rows with their new count (0: gone). A checkpoint appends what changed since the
+// A segment is a kind byte and row encodings, each after its length: segAdd, rows added
+// once each; segSub, rows retracted once each. A checkpoint appends what changed since the
 // last one as segments, so it writes a few large values, not a key per row; once the log
-// has outgrown twice the rows it holds, the next checkpoint rewrites it as the rows alone.
+// holds more than twice the rows it adds up to, the next checkpoint rewrites it as the rows
+// alone.
 const (
 	segAdd = 'A'
-	segSet = 'S'
-	// segChunk is the size a segment of set entries is cut at.
-	segChunk = 1 << 20
-	// minLog is a log size never worth a rewrite.
-	minLog = 64 << 10
+	segSub = 'D'
+	// minLogRows is a log length never worth a rewrite.
+	minLogRows = 4096
 )
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
-// in them since the last checkpoint (bytes of it): new appended batches, or changed rows, as
-// segments (segs); spilled rows are staged in rows, which the checkpoint flushes. done,
-// called once wb is committed, records that the store holds them.
+// in them since the last checkpoint (bytes of it) as segments (segs); spilled rows are
+// staged in rows, which the checkpoint flushes. done, called once wb is committed, records
+// that the store holds them.
 func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Spill) (bytes int64, done func()) {
-	n, logBytes := s.segs, s.logBytes
 	if s.spill != nil {
 		w.Int(rowsSpilled)
 		w.Int(s.n)
@@ -199,101 +197,91 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			return 0, func() {}
 		}
 		segs.Clear(wb) // the rows moved to the row store
-		return 0, func() { s.dropSegs, s.segs, s.logBytes = false, 0, 0 }
+		return 0, func() { s.dropSegs, s.segs, s.logRows = false, 0, 0 }
 	}
 	w.Int(rowsSegments)
-	write := func(buf []byte) {
+	n, logRows := s.segs, s.logRows
+	write := func(buf []byte, rows int64) {
 		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
 		n++
+		logRows += rows
 		bytes += int64(len(buf))
 	}
-	if !s.consolidated {
+	writeAdds := func(bs []*exec.Batch) {
 		var kb []byte
-		for _, b := range s.appended[s.saved:] {
+		for _, b := range bs {
 			buf := []byte{segAdd}
 			for i := 0; i < b.N; i++ {
 				kb = exec.AllKey(kb[:0], b, i)
 				buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
 			}
-			write(buf)
-		}
-		return bytes, func() { s.saved, s.segs, s.logBytes = len(s.appended), n, logBytes+bytes }
-	}
-	buf := []byte{segSet}
-	add := func(kb []byte, c int64) {
-		buf = append(binary.AppendUvarint(binary.AppendVarint(buf, c), uint64(len(kb))), kb...)
-		if len(buf) >= segChunk {
-			write(buf)
-			buf = []byte{segSet}
+			write(buf, int64(b.N))
 		}
 	}
-	var saved func()
-	if logBytes > 2*s.bag.keyBytes+minLog {
+	newRows := s.nSubs
+	for _, b := range s.newAdds {
+		newRows += int64(b.N)
+	}
+	if live := s.rows - s.retracted; logRows+newRows > 2*live+minLogRows {
 		// The log has outgrown the rows: rewrite it as the rows alone.
+		s.compact()
 		segs.Clear(wb)
-		n, logBytes = 0, 0
-		saved = s.bag.persist(func([]byte, int64) {})
-		s.bag.eachKey(add)
+		n, logRows = 0, 0
+		writeAdds(s.added)
 	} else {
-		saved = s.bag.persist(add)
+		writeAdds(s.newAdds)
+		if s.nSubs > 0 {
+			write(append([]byte{segSub}, s.newSubs...), s.nSubs)
+		}
 	}
-	if len(buf) > 1 {
-		write(buf)
+	return bytes, func() {
+		s.newAdds, s.newSubs, s.nSubs = nil, s.newSubs[:0], 0
+		s.segs, s.logRows = n, logRows
 	}
-	return bytes, func() { saved(); s.segs, s.logBytes = n, logBytes+bytes }
 }
 
 // load restores the rows as a checkpoint holds them (persist).
 func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 	switch mode := r.Int(); mode {
 	case rowsSpilled:
-		s.consolidated, s.spill, s.n = true, rows, r.Int()
+		s.spill, s.n = rows, r.Int()
 		return nil
 	case rowsSegments:
+		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
-			s.logBytes += int64(len(buf))
-			if len(buf) == 0 || buf[0] != segAdd && buf[0] != segSet {
-				return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
+			if len(buf) == 0 || buf[0] != segAdd && buf[0] != segSub {
+				return corrupt
 			}
 			kind := buf[0]
 			var out [][]any
 			for buf = buf[1:]; len(buf) > 0; {
-				c := int64(1)
-				if kind == segSet {
-					var k int
-					if c, k = binary.Varint(buf); k <= 0 {
-						return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
-					}
-					buf = buf[k:]
-				}
 				n, k := binary.Uvarint(buf)
 				if k <= 0 || uint64(len(buf)-k) < n {
-					return fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
+					return corrupt
 				}
 				kb := buf[k : k+int(n)]
 				buf = buf[k+int(n):]
-				switch {
-				case kind == segSet:
-					s.consolidate()
-					s.bag.set(kb, c)
-				case s.consolidated:
-					s.bag.add(kb, 1)
-				default:
-					row, err := exec.DecodeKey(kb, len(s.types))
-					if err != nil {
-						return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
-					}
-					out = append(out, row)
+				s.logRows++
+				if kind == segSub {
+					s.minus.add(kb, 1)
+					s.retracted++
+					continue
 				}
+				row, err := exec.DecodeKey(kb, len(s.types))
+				if err != nil {
+					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+				}
+				out = append(out, row)
 			}
 			if len(out) > 0 {
-				s.appended = append(s.appended, exec.RowsToBatch(out, s.types))
-				s.saved = len(s.appended)
+				s.add(exec.RowsToBatch(out, s.types), false)
 			}
 			return nil
 		})
-		s.bag.persist(func([]byte, int64) {})() // the store holds them
+		if err == nil {
+			s.compact()
+		}
 		return err
 	default:
 		return fmt.Errorf("checkpoint of view %s holds its rows in an unknown way (%d)", s.view.name, mode)

@@ -14,7 +14,8 @@ import (
 // TestViewRowsPersist drives a view's row store through random insert-only batches, then
 // retractions, with a checkpoint (persist, committed to a real store) at random points, and
 // after each loads the rows into a fresh store from what was committed: it must hold exactly
-// the live rows — through appended segments, the switch to a bag, and log rewrites.
+// the live rows — through logged additions and retractions, compactions in memory, and log
+// rewrites.
 func TestViewRowsPersist(t *testing.T) {
 	st, err := state.Open(t.TempDir(), false, 64<<20)
 	if err != nil {
@@ -27,8 +28,8 @@ func TestViewRowsPersist(t *testing.T) {
 	segs := st.Spill(1, segmentsOp)
 	rng := rand.New(rand.NewPCG(1, 2))
 	model := map[string]int64{}
-	rewrites := 0
-	for step := 0; step < 120; step++ {
+	rewrites, subLogs, compactions := 0, 0, 0
+	for step := 0; step < 160; step++ {
 		var rows [][]any
 		var ws []int64
 		n := 1 + rng.IntN(4000)
@@ -36,7 +37,8 @@ func TestViewRowsPersist(t *testing.T) {
 			row := []any{rng.Int64N(3000), fmt.Sprint("r", rng.IntN(3))}
 			w := int64(1)
 			key := fmt.Sprint(row)
-			if step > 40 && model[key] > 0 && rng.IntN(2) == 0 {
+			// Retractions start at step 40, and outnumber insertions from step 80.
+			if step > 40 && model[key] > 0 && (rng.IntN(2) == 0 || step > 80 && rng.IntN(10) < 8) {
 				w = -1
 			}
 			model[key] += w
@@ -52,13 +54,17 @@ func TestViewRowsPersist(t *testing.T) {
 				break
 			}
 		}
+		retracted := s.retracted
 		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b}); err != nil {
 			t.Fatal(err)
 		}
-		if rng.IntN(3) > 0 {
-			continue
+		if s.retracted < retracted {
+			compactions++
 		}
-		before := s.segs
+		if rng.IntN(3) > 0 || step > 80 && rng.IntN(4) > 0 {
+			continue // from step 80, retractions pile up between checkpoints
+		}
+		before, subs := s.segs, s.nSubs
 		wb := st.NewBatch()
 		w := &exec.StateWriter{}
 		_, done := s.persist(w, wb, segs)
@@ -68,6 +74,8 @@ func TestViewRowsPersist(t *testing.T) {
 		done()
 		if s.segs < before {
 			rewrites++
+		} else if subs > 0 {
+			subLogs++
 		}
 		loaded := newViewStore(v, ts)
 		if err := loaded.load(&exec.StateReader{Buf: w.Buf}, nil, st.Spill(1, segmentsOp)); err != nil {
@@ -75,12 +83,17 @@ func TestViewRowsPersist(t *testing.T) {
 		}
 		got := map[string]int64{}
 		loaded.each(func(r []any, c int64) { got[fmt.Sprint(r)] += c })
-		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(model)) {
-			t.Fatalf("step %d: loaded %d distinct rows, want %d", step, len(got), len(model))
+		if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(model)) || loaded.count() != sum(model) {
+			t.Fatalf("step %d: loaded %d distinct rows (%d in all), want %d (%d)", step, len(got), loaded.count(), len(model), sum(model))
 		}
 	}
-	if !s.consolidated || rewrites < 2 {
-		t.Fatalf("consolidated %v, %d log rewrites: the test did not cover them", s.consolidated, rewrites)
+	got := map[string]int64{}
+	s.each(func(r []any, c int64) { got[fmt.Sprint(r)] += c })
+	if fmt.Sprint(sorted(got)) != fmt.Sprint(sorted(model)) || s.count() != sum(model) {
+		t.Fatalf("the store holds %d distinct rows (%d in all), want %d (%d)", len(got), s.count(), len(model), sum(model))
+	}
+	if rewrites < 2 || subLogs < 2 || compactions < 2 {
+		t.Fatalf("%d log rewrites, %d logs of retractions, %d compactions: the test did not cover them", rewrites, subLogs, compactions)
 	}
 }
 

@@ -14,14 +14,9 @@ import (
 // the slots hold no pointers for the garbage collector to scan; once the encodings of
 // removed rows outweigh the live ones, the live ones are copied to fresh chunks.
 //
-// The bag also knows which of its rows the store holds (as of the last checkpoint) and which
-// changed since, so a checkpoint writes only what changed (persist).
-//
 // Invariants: a slot is free iff its count is 0 (free slots are listed in free and reused);
 // every used slot j's entry sits in table between its home (its hash & mask) and the first
-// empty entry after it; dirty lists each used slot whose count changed since the last
-// checkpoint exactly once (flags dirty), and gone copies of the encodings of stored rows that
-// have left.
+// empty entry after it.
 type rowBag struct {
 	hash  func([]byte) uint64
 	table []uint64 // per entry: the top 32 bits of the row's hash, then its slot + 1; 0 marks an empty entry
@@ -33,25 +28,16 @@ type rowBag struct {
 	chunks    [][]byte
 	keyBytes  int64
 	deadBytes int64
-	dirty     []int32
-	gone      [][]byte
 }
 
-// rowSlot is a row: what a change reads of it sits together, in one cache line. Its
-// encoding is chunks[chunk][off:off+n].
+// rowSlot is a row: what a change reads of it sits together. Its encoding is
+// chunks[chunk][off:off+n].
 type rowSlot struct {
 	hash   uint64
 	count  int64
 	off, n uint32
 	chunk  uint32
-	flags  uint8
 }
-
-// Slot flags.
-const (
-	slotStored uint8 = 1 << iota // the store holds this row (with the count of the last checkpoint)
-	slotDirty                    // listed in dirty
-)
 
 // chunkSize is the size of an arena chunk (a longer encoding gets a chunk of its own).
 const chunkSize = 1 << 20
@@ -90,17 +76,6 @@ func (r *rowBag) find(kb []byte, h uint64) (int32, bool) {
 	}
 }
 
-// set makes the count of row kb c.
-func (r *rowBag) set(kb []byte, c int64) {
-	var cur int64
-	if j, ok := r.find(kb, r.hash(kb)); ok {
-		cur = r.slots[j].count
-	}
-	if c != cur {
-		r.add(kb, c-cur)
-	}
-}
-
 // add changes the count of row kb by w; a row whose count reaches 0 leaves.
 func (r *rowBag) add(kb []byte, w int64) {
 	h := r.hash(kb)
@@ -108,27 +83,17 @@ func (r *rowBag) add(kb []byte, w int64) {
 	if !ok {
 		j = r.insert(kb, h)
 	}
-	sl := &r.slots[j]
-	sl.count += w
-	if sl.flags&slotDirty == 0 {
-		sl.flags |= slotDirty
-		r.dirty = append(r.dirty, j)
-	}
-	if sl.count == 0 {
+	if r.slots[j].count += w; r.slots[j].count == 0 {
 		r.remove(j)
 	}
 }
 
-// addStored adds one occurrence of row kb that the store holds already: the row is marked
-// stored, and the change is not listed as one to write (unless the row is listed already).
-func (r *rowBag) addStored(kb []byte) {
-	h := r.hash(kb)
-	j, ok := r.find(kb, h)
-	if !ok {
-		j = r.insert(kb, h)
+// count is row kb's count (0 when absent).
+func (r *rowBag) count(kb []byte) int64 {
+	if j, ok := r.find(kb, r.hash(kb)); ok {
+		return r.slots[j].count
 	}
-	r.slots[j].count++
-	r.slots[j].flags |= slotStored
+	return 0
 }
 
 // place copies an encoding into the arena and returns where it is.
@@ -153,7 +118,6 @@ func (r *rowBag) insert(kb []byte, h uint64) int32 {
 	var j int32
 	if n := len(r.free); n > 0 {
 		j, r.free = r.free[n-1], r.free[:n-1]
-		sl.flags = r.slots[j].flags & slotDirty // a freed slot may still be listed in dirty
 		r.slots[j] = sl
 	} else {
 		j = int32(len(r.slots))
@@ -186,8 +150,7 @@ func (r *rowBag) grow() {
 }
 
 // remove frees slot j (its count is 0), shifting later entries of its probe run back so
-// none is cut off from its home. A stored row's encoding goes to gone, for the checkpoint to
-// delete; the slot stays listed in dirty if it is (a checkpoint skips free slots).
+// none is cut off from its home.
 func (r *rowBag) remove(j int32) {
 	mask := uint64(len(r.table) - 1)
 	sl := &r.slots[j]
@@ -204,12 +167,8 @@ func (r *rowBag) remove(j int32) {
 		}
 	}
 	r.table[i] = 0
-	if sl.flags&slotStored != 0 {
-		r.gone = append(r.gone, bytes.Clone(r.key(j)))
-	}
 	r.keyBytes -= int64(sl.n)
 	r.deadBytes += int64(sl.n)
-	sl.flags &= slotDirty
 	r.free = append(r.free, j)
 	r.used--
 	if r.deadBytes > r.keyBytes && r.deadBytes > chunkSize/16 {
@@ -225,31 +184,6 @@ func (r *rowBag) compact() {
 		if sl := &r.slots[j]; sl.count != 0 {
 			sl.chunk, sl.off = r.place(old[sl.chunk][sl.off : sl.off+sl.n])
 		}
-	}
-}
-
-// persist hands fn what changed since the last checkpoint: each stored row that left (count
-// 0, to delete) and each row whose count changed (to write). done, called once the
-// checkpoint is committed, records that the store now holds exactly the bag.
-func (r *rowBag) persist(fn func(kb []byte, count int64)) (done func()) {
-	for _, kb := range r.gone {
-		fn(kb, 0)
-	}
-	for _, j := range r.dirty {
-		if c := r.slots[j].count; c != 0 {
-			fn(r.key(j), c)
-		}
-	}
-	dirty := r.dirty
-	return func() {
-		for _, j := range dirty {
-			sl := &r.slots[j]
-			sl.flags &^= slotDirty
-			if sl.count != 0 {
-				sl.flags |= slotStored
-			}
-		}
-		r.dirty, r.gone = r.dirty[:0], nil // nothing changed meanwhile: no delivery runs during a checkpoint
 	}
 }
 

@@ -444,38 +444,49 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 	return &Result{}, nil
 }
 
-// viewStore is a view's sink: the multiset of its rows. While only insertions have
-// arrived it keeps the batches as they came (no per-row work); the first retraction turns it
-// into a consolidated bag of row -> count. It forwards every change to the views and
-// subscribers reading the view.
+// viewStore is a view's sink: the multiset of its rows. It forwards every change to the
+// views and subscribers reading the view.
+//
+// In memory the rows are the batches of rows added (added, rows in all) less the rows
+// retracted and not yet taken out of them (minus, retracted in all): an insertion costs no
+// per-row work, a retraction one hash of its row. compact takes the retracted rows out once
+// they outnumber the rest, or before the rows are read. idx, built by the first holds and
+// kept from then on, counts each row of added.
+//
+// Invariants: the view's rows are added minus minus as multisets (a retraction waiting for
+// its row's insertion stays in minus); retracted is minus's total and rows added's row count.
 type viewStore struct {
-	view  *viewObj
-	types []types.T
-	// appended holds the rows while the view has only grown.
-	appended     []*exec.Batch
-	consolidated bool
-	bag          *rowBag
-	kb           []byte
+	view      *viewObj
+	types     []types.T
+	added     []*exec.Batch
+	rows      int64
+	minus     *rowBag
+	retracted int64
+	idx       *rowBag
+	kb        []byte
 	// spill holds the rows once the view spills (memory_limit), each as its key encoding
 	// (which is the row) with its count; n is then the row count, and err a read of them
 	// that failed (each cannot return it: the next query of the view or change to it does).
 	spill *state.Spill
 	n     int64
 	err   error
-	// The store holds the rows as of the last checkpoint (persist): a log of segs segments
-	// (logBytes long) holding the first saved of appended, or, once consolidated, the bag's
-	// rows; or, once spilled, the rows in spill, the log to drop (dropSegs) at the next
-	// checkpoint.
-	saved    int
+	// The store holds the rows as of the last checkpoint (persist) as a changelog of segs
+	// segments, logRows rows long: rows added (segAdd) and rows retracted (segSub). newAdds
+	// and newSubs (nSubs encodings, each after its length) are the changes since, which the
+	// next checkpoint appends. Once spilled, the rows are in spill and dropSegs asks the next
+	// checkpoint to drop the log.
+	newAdds  []*exec.Batch
+	newSubs  []byte
+	nSubs    int64
 	segs     uint64
-	logBytes int64
+	logRows  int64
 	dropSegs bool
 }
 
 var _ exec.Operator = (*viewStore)(nil)
 
 func newViewStore(v *viewObj, ts []types.T) *viewStore {
-	return &viewStore{view: v, types: ts, bag: newRowBag()}
+	return &viewStore{view: v, types: ts, minus: newRowBag()}
 }
 
 // Push implements exec.Operator.
@@ -499,15 +510,11 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 		return err
 	}
 	b := m.Batch
-	switch {
-	case s.spill != nil:
+	if s.spill != nil {
 		if err := s.applySpilled(b); err != nil {
 			return err
 		}
-	case !s.consolidated && insertOnly(b):
-		s.appended = append(s.appended, &exec.Batch{Cols: b.Cols, N: b.N, WM: b.WM})
-	default:
-		s.consolidate()
+	} else {
 		s.apply(b)
 	}
 	// Rows keep the watermark they were judged against, so windowed views over this view
@@ -532,41 +539,124 @@ func insertOnly(b *exec.Batch) bool {
 	return true
 }
 
-// consolidate moves appended batches into the row map.
-func (s *viewStore) consolidate() {
-	if s.consolidated {
+// compactMin is the number of retracted rows below which compact waits for a read.
+const compactMin = 1024
+
+// apply adds a batch's weighted rows: its insertions as a batch of added, its retractions
+// to minus.
+func (s *viewStore) apply(b *exec.Batch) {
+	// Rows keep the watermark they were judged against, for the backfill of a view over this
+	// one.
+	rows := &exec.Batch{Cols: b.Cols, N: b.N, WM: b.WM}
+	if insertOnly(b) {
+		s.add(rows, true)
 		return
 	}
-	s.consolidated = true
-	for i, b := range s.appended {
-		for r := 0; r < b.N; r++ {
-			s.kb = exec.AllKey(s.kb[:0], b, r)
-			if i < s.saved {
-				s.bag.addStored(s.kb) // in the log already: only a later change is logged
-			} else {
-				s.bag.add(s.kb, 1)
+	var pos []int32
+	for i := 0; i < b.N; i++ {
+		w := b.Weight(i)
+		for ; w > 0; w-- {
+			pos = append(pos, int32(i))
+		}
+		if w < 0 {
+			s.kb = exec.AllKey(s.kb[:0], b, i)
+			s.minus.add(s.kb, -w)
+			s.retracted -= w
+			s.nSubs -= w
+			for ; w < 0; w++ {
+				s.newSubs = append(binary.AppendUvarint(s.newSubs, uint64(len(s.kb))), s.kb...)
 			}
 		}
 	}
-	s.appended, s.saved = nil, 0
+	if len(pos) > 0 {
+		s.add(exec.Take(rows, pos, s.types), true)
+	}
+	if s.retracted >= compactMin && 2*s.retracted > s.rows {
+		s.compact()
+	}
 }
 
-// apply adds a batch's weighted rows to the bag.
-func (s *viewStore) apply(b *exec.Batch) {
-	for i := 0; i < b.N; i++ {
-		s.kb = exec.AllKey(s.kb[:0], b, i)
-		s.bag.add(s.kb, b.Weight(i))
+// add appends a batch of insertions (fresh: not in the store yet).
+func (s *viewStore) add(b *exec.Batch, fresh bool) {
+	s.added = append(s.added, b)
+	s.rows += int64(b.N)
+	if fresh {
+		s.newAdds = append(s.newAdds, b)
 	}
+	if s.idx != nil {
+		for i := 0; i < b.N; i++ {
+			s.kb = exec.AllKey(s.kb[:0], b, i)
+			s.idx.add(s.kb, 1)
+		}
+	}
+}
+
+// compact takes the retracted rows out of added, and merges runs of small batches.
+func (s *viewStore) compact() {
+	if s.retracted == 0 && len(s.added) <= 1 {
+		return
+	}
+	var out, small []*exec.Batch
+	smallRows := 0
+	flush := func() {
+		if len(small) > 0 {
+			out = append(out, exec.Concat(small, s.types))
+			small, smallRows = nil, 0
+		}
+	}
+	for _, b := range s.added {
+		if s.retracted > 0 {
+			keep := make([]int32, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				s.kb = exec.AllKey(s.kb[:0], b, i)
+				if s.minus.count(s.kb) > 0 {
+					s.minus.add(s.kb, -1)
+					s.retracted--
+					s.rows--
+					if s.idx != nil {
+						s.idx.add(s.kb, -1)
+					}
+					continue
+				}
+				keep = append(keep, int32(i))
+			}
+			if len(keep) < b.N {
+				b = exec.Take(b, keep, s.types)
+			}
+		}
+		switch {
+		case b.N == 0:
+		case b.N >= batchRows:
+			flush()
+			out = append(out, b)
+		default:
+			if smallRows+b.N > batchRows {
+				flush()
+			}
+			small = append(small, b)
+			smallRows += b.N
+		}
+	}
+	flush()
+	s.added = out
 }
 
 // startSpill moves the rows into p and keeps them there from now on: under each row's key
 // encoding (which is the row), its count.
 func (s *viewStore) startSpill(p *state.Spill) {
-	s.consolidate()
-	s.n = s.bag.total()
-	s.bag.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
+	counts := newRowBag()
+	for _, b := range s.added {
+		for i := 0; i < b.N; i++ {
+			s.kb = exec.AllKey(s.kb[:0], b, i)
+			counts.add(s.kb, 1)
+		}
+	}
+	s.minus.eachKey(func(kb []byte, c int64) { counts.add(kb, -c) })
+	s.n = s.rows - s.retracted
+	counts.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
 	s.spill, s.dropSegs = p, true
-	s.bag = newRowBag()
+	s.added, s.rows, s.minus, s.retracted, s.idx = nil, 0, newRowBag(), 0, nil
+	s.newAdds, s.newSubs, s.nSubs = nil, nil, 0
 }
 
 // applySpilled adds a batch's weighted rows to the spilled rows. In a view with a unique key
@@ -606,14 +696,21 @@ func (s *viewStore) applySpilled(b *exec.Batch) error {
 }
 
 // holds reports whether the view holds row (encoded by exec.AppendValueKey, as AllKey).
-// Insert-only rows are appended, never retracted: a retraction consolidates them first.
 func (s *viewStore) holds(kb []byte) (bool, error) {
 	if s.spill != nil {
 		_, ok, err := s.spill.Get(kb)
 		return ok, err
 	}
-	_, ok := s.bag.find(kb, s.bag.hash(kb))
-	return ok, nil
+	if s.idx == nil {
+		s.idx = newRowBag()
+		for _, b := range s.added {
+			for i := 0; i < b.N; i++ {
+				s.kb = exec.AllKey(s.kb[:0], b, i)
+				s.idx.add(s.kb, 1)
+			}
+		}
+	}
+	return s.idx.count(kb) > s.minus.count(kb), nil
 }
 
 // one is a spilled row's count 1.
@@ -636,12 +733,12 @@ func (s *viewStore) each(fn func(row []any, n int64)) {
 		}
 		return
 	}
-	for _, b := range s.appended {
+	s.compact()
+	for _, b := range s.added {
 		for i := 0; i < b.N; i++ {
 			fn(b.Row(i), 1)
 		}
 	}
-	s.bag.each(len(s.types), fn)
 }
 
 // takeErr returns (and forgets) a failed read of spilled rows, which each cannot return.
@@ -656,17 +753,14 @@ func (s *viewStore) count() int64 {
 	if s.spill != nil {
 		return s.n
 	}
-	var n int64
-	for _, b := range s.appended {
-		n += int64(b.N)
-	}
-	return n + s.bag.total()
+	return s.rows - s.retracted
 }
 
 // batches returns the view's rows.
 func (s *viewStore) batches(size int) []*exec.Batch {
-	if s.spill == nil && !s.consolidated {
-		return append([]*exec.Batch{}, s.appended...)
+	if s.spill == nil {
+		s.compact()
+		return append([]*exec.Batch{}, s.added...)
 	}
 	var out []*exec.Batch
 	var rows [][]any

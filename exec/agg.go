@@ -572,8 +572,8 @@ func (h *HashAgg) keyTable(key [4]int64) *intTable {
 		return &h.arrKeys
 	}
 	end := key[h.WindowEnd]
-	for _, w := range h.lastWin {
-		if w.end == end {
+	for i := len(h.lastWin) - 1; i >= 0; i-- { // the latest window is the likeliest
+		if w := h.lastWin[i]; w.end == end {
 			return w.t
 		}
 	}
@@ -632,6 +632,9 @@ func (h *HashAgg) assign(b *Batch) {
 			cols[k] = Int64s(b.Cols[c])
 			nulls = nulls || b.Cols[c].NullN() > 0
 		}
+		// t is the table of the window of the row before (consecutive rows mostly share one).
+		var t *intTable
+		var end int64
 		for i := 0; i < b.N; i++ {
 			if nulls && h.rowHasNull(b, i) {
 				h.gids = append(h.gids, h.stringGroup(b, i))
@@ -645,7 +648,9 @@ func (h *HashAgg) assign(b *Batch) {
 			for k, c := range cols {
 				key[k] = c[i]
 			}
-			t := h.keyTable(key)
+			if t == nil || h.Windowed && key[h.WindowEnd] != end {
+				t, end = h.keyTable(key), key[h.WindowEnd]
+			}
 			g, ok := t.get(key)
 			if !ok {
 				g = h.newIntGroup(key)

@@ -2,14 +2,20 @@ package exec
 
 // intTable maps group keys of up to four int64s to group ids. It is open addressing with
 // linear probing over a power-of-two array and backward-shift deletion: a lookup mixes the
-// key with a few multiplications and usually touches one slot, where the runtime's map
-// hashes the 32-byte key generically. Unused key positions are zero.
+// key with a few multiplications and usually touches one slot — key and value side by side,
+// one cache line — where the runtime's map hashes the 32-byte key generically. Unused key
+// positions are zero.
 //
 // Invariant: every entry sits between its home slot and the first empty slot after it.
 type intTable struct {
-	keys []([4]int64)
-	vals []int32 // group id + 1; 0 marks an empty slot
-	n    int
+	slots []intSlot
+	n     int
+}
+
+// intSlot is an entry: a key and its group id + 1 (0 marks an empty slot).
+type intSlot struct {
+	key [4]int64
+	val int32
 }
 
 func (t *intTable) home(k *[4]int64) int {
@@ -18,7 +24,7 @@ func (t *intTable) home(k *[4]int64) int {
 	h ^= h >> 31
 	h *= 0xBF58476D1CE4E5B9
 	h ^= h >> 29
-	return int(h & uint64(len(t.vals)-1))
+	return int(h & uint64(len(t.slots)-1))
 }
 
 // get returns k's group.
@@ -26,31 +32,31 @@ func (t *intTable) get(k [4]int64) (int32, bool) {
 	if t.n == 0 {
 		return 0, false
 	}
-	mask := len(t.vals) - 1
+	mask := len(t.slots) - 1
 	for i := t.home(&k); ; i = (i + 1) & mask {
-		switch {
-		case t.vals[i] == 0:
+		switch sl := &t.slots[i]; {
+		case sl.val == 0:
 			return 0, false
-		case t.keys[i] == k:
-			return t.vals[i] - 1, true
+		case sl.key == k:
+			return sl.val - 1, true
 		}
 	}
 }
 
 // put sets k's group.
 func (t *intTable) put(k [4]int64, g int32) {
-	if 4*(t.n+1) > 3*len(t.vals) {
+	if 4*(t.n+1) > 3*len(t.slots) {
 		t.grow()
 	}
-	mask := len(t.vals) - 1
+	mask := len(t.slots) - 1
 	for i := t.home(&k); ; i = (i + 1) & mask {
-		switch {
-		case t.vals[i] == 0:
-			t.keys[i], t.vals[i] = k, g+1
+		switch sl := &t.slots[i]; {
+		case sl.val == 0:
+			sl.key, sl.val = k, g+1
 			t.n++
 			return
-		case t.keys[i] == k:
-			t.vals[i] = g + 1
+		case sl.key == k:
+			sl.val = g + 1
 			return
 		}
 	}
@@ -62,39 +68,37 @@ func (t *intTable) del(k [4]int64) {
 	if t.n == 0 {
 		return
 	}
-	mask := len(t.vals) - 1
+	mask := len(t.slots) - 1
 	i := t.home(&k)
-	for ; t.vals[i] != 0 && t.keys[i] != k; i = (i + 1) & mask {
+	for ; t.slots[i].val != 0 && t.slots[i].key != k; i = (i + 1) & mask {
 	}
-	if t.vals[i] == 0 {
+	if t.slots[i].val == 0 {
 		return
 	}
 	t.n--
-	for j := (i + 1) & mask; t.vals[j] != 0; j = (j + 1) & mask {
+	for j := (i + 1) & mask; t.slots[j].val != 0; j = (j + 1) & mask {
 		// Move j into the hole at i unless its home lies cyclically in (i, j].
-		h := t.home(&t.keys[j])
+		h := t.home(&t.slots[j].key)
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
-			t.keys[i], t.vals[i] = t.keys[j], t.vals[j]
+			t.slots[i] = t.slots[j]
 			i = j
 		}
 	}
-	t.keys[i], t.vals[i] = [4]int64{}, 0
+	t.slots[i] = intSlot{}
 }
 
 func (t *intTable) grow() {
-	old, oldVals := t.keys, t.vals
-	size := max(64, 2*len(t.vals))
-	t.keys, t.vals, t.n = make([][4]int64, size), make([]int32, size), 0
-	for i, v := range oldVals {
-		if v != 0 {
-			t.put(old[i], v-1)
+	old := t.slots
+	t.slots, t.n = make([]intSlot, max(64, 2*len(old))), 0
+	for _, sl := range old {
+		if sl.val != 0 {
+			t.put(sl.key, sl.val-1)
 		}
 	}
 }
 
 // reset empties the table, keeping its size (a window's table reused for the next window).
 func (t *intTable) reset() {
-	clear(t.keys)
-	clear(t.vals)
+	clear(t.slots)
 	t.n = 0
 }
