@@ -64,11 +64,14 @@ type HashJoin struct {
 var _ Operator = (*HashJoin)(nil)
 
 // IntervalSpec bounds an interval join: rows match only when right time - left time is in
-// [Lo, Hi] (milliseconds, inclusive; the join's Cond also says so). With it, a row whose
-// time is at or below the join's watermark when it arrives is late (reported to Late,
-// never applied); a left row is freed once the watermark reaches its time + Hi, a right row
-// once it reaches its time - Lo, since no row still to come can match them; and outer joins
-// pad an unmatched row when it is freed, not before.
+// [Lo, Hi] (milliseconds, inclusive; the join's Cond also says so). With it, a change — an
+// insertion or a retraction — whose time is at or below the join's watermark when it
+// arrives is late (reported to Late, never applied); a left row is freed once the watermark
+// reaches its time + Hi, a right row once it reaches its time - Lo, since no row still to
+// come can match them; and outer joins pad an unmatched row when it is freed, not before.
+// So a retraction that is applied finds its row and every row it matched still kept (a
+// partner freed means a watermark past the retraction's time), and retracts exactly the
+// matches emitted.
 type IntervalSpec struct {
 	LeftTime, RightTime int
 	Lo, Hi              int64
@@ -184,7 +187,9 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 			own = b.WM[i]
 		}
 		w := min(own, j.wms[1-side])
-		if b.Weight(i) > 0 && (times.IsNull(i) || Int64s(times)[i] <= w) {
+		// A retraction too: its row was late itself, or its matches were emitted with rows
+		// the join may have freed; either way it is a late change (see IntervalSpec).
+		if times.IsNull(i) || Int64s(times)[i] <= w {
 			if rep := j.Interval.Late[side]; rep != nil && times.IsValid(i) {
 				rep(Int64s(times)[i], w, b.Row(i))
 			}

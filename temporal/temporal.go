@@ -7,6 +7,12 @@
 // match; a probe row whose time is at or below the join's watermark when it arrives is late
 // (reported, never applied); versioned rows are never late. Per key, versions older than the
 // newest one at or below the watermark are freed.
+//
+// A probe's retraction (a DELETE or UPDATE of the probe table) cancels it while it waits;
+// once it was emitted, the retraction retracts exactly the row emitted: the match among the
+// versions that had arrived by then (each version keeps the join's watermark at its
+// arrival). A retraction that cannot be matched that way — its probe was late and never
+// applied, or the version it joined was freed — is a late change: reported, never applied.
 package temporal
 
 import (
@@ -35,8 +41,13 @@ type Join struct {
 	Out      exec.Output
 
 	versions map[string][]version
-	// multi lists the keys with more than one version: the only ones free can shrink.
-	multi map[string]struct{}
+	// multi lists the keys with more than one version: the only ones free can shrink;
+	// pruned those free shrank (their oldest versions are gone).
+	multi  map[string]struct{}
+	pruned map[string]struct{}
+	// late counts the late probe rows (by encoding), whose retractions are late too.
+	late map[string]int64
+	kb   []byte
 	// The versions per key as of the last checkpoint, one entry each.
 	exec.ChangedKeys
 	pending  []probe // by time then arrival, unless unsorted
@@ -50,6 +61,9 @@ type Join struct {
 type version struct {
 	t   int64
 	row []any // nil: the key was deleted at t
+	// arr is the join's watermark when the version arrived: probes up to arr were emitted
+	// without it.
+	arr int64
 }
 
 // probe is a waiting probe row: row i of batch src (kept columnar), or row when restored
@@ -62,6 +76,8 @@ type probe struct {
 	i   int
 	row []any
 	w   int64
+	// at, for a retraction of an emitted probe, is the version it was emitted with.
+	at *version
 }
 
 func (p probe) values() []any {
@@ -77,6 +93,8 @@ func (j *Join) init() {
 	j.started = true
 	j.versions = map[string][]version{}
 	j.multi = map[string]struct{}{}
+	j.pruned = map[string]struct{}{}
+	j.late = map[string]int64{}
 	j.wm = [2]int64{exec.NoWatermark, exec.NoWatermark}
 }
 
@@ -162,12 +180,13 @@ func (j *Join) addVersions(b *exec.Batch) error {
 		if !ok {
 			continue
 		}
-		v := version{t: times[i], row: b.Row(i)}
+		arr := min(j.wm[0], rightW)
+		v := version{t: times[i], row: b.Row(i), arr: arr}
 		if b.Weight(i) < 0 {
 			if reinserted[k] {
 				continue
 			}
-			v = version{t: max(times[i], rightW)}
+			v = version{t: max(times[i], rightW), arr: arr}
 		}
 		j.put(k, v)
 	}
@@ -236,14 +255,28 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		if b.WM != nil {
 			leftW = b.WM[i]
 		}
-		if w := min(leftW, j.wm[1]); p.w > 0 && p.t <= w {
-			if j.Late != nil {
-				j.Late(window.LateRow{EventTime: p.t, Watermark: w, Row: p.values()})
-			}
+		w := min(leftW, j.wm[1])
+		if p.w > 0 && p.t <= w {
+			j.reportLate(p, w, 1)
 			continue
 		}
-		if p.w < 0 && j.cancel(p) {
-			continue
+		if p.w < 0 {
+			if j.cancel(p) {
+				continue
+			}
+			if p.t <= w {
+				// Emitted already, or late itself.
+				if j.kb = exec.AppendValuesKey(j.kb[:0], p.values()); j.late[string(j.kb)] > 0 {
+					j.reportLate(p, w, -1)
+					continue
+				}
+				m, ok := j.emitted(p)
+				if !ok {
+					j.reportLate(p, w, 0)
+					continue
+				}
+				p.at = m
+			}
 		}
 		if n := len(j.pending); n > 0 && p.t < j.pending[n-1].t {
 			j.unsorted = true
@@ -254,6 +287,37 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		return j.emit(now, true)
 	}
 	return nil
+}
+
+// reportLate reports a late probe change; count adds to the late probe rows its retractions
+// are matched against (1: a late insertion, -1: a retraction of one).
+func (j *Join) reportLate(p probe, w int64, count int64) {
+	if count != 0 {
+		j.kb = exec.AppendValuesKey(j.kb[:0], p.values())
+		if j.late[string(j.kb)] += count; j.late[string(j.kb)] == 0 {
+			delete(j.late, string(j.kb))
+		}
+	}
+	if j.Late != nil {
+		j.Late(window.LateRow{EventTime: p.t, Watermark: w, Row: p.values()})
+	}
+}
+
+// emitted returns the version probe p was emitted with — among the versions that had
+// arrived by then, the one with the largest time at or before p's — with ok false when that
+// is not known any more (an older version was freed and none of those kept qualifies).
+func (j *Join) emitted(p probe) (*version, bool) {
+	vs := j.versions[p.key]
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].t <= p.t && vs[i].arr < p.t {
+			v := vs[i]
+			return &v, true
+		}
+	}
+	if _, ok := j.pruned[p.key]; ok {
+		return nil, false
+	}
+	return &version{}, true // no version had arrived: the probe joined nothing
 }
 
 // cancel removes a pending probe equal to the retracted row p.
@@ -308,6 +372,7 @@ func (j *Join) free(w int64) {
 		if i > 0 {
 			vs = append([]version(nil), vs[i:]...)
 			j.versions[k] = vs
+			j.pruned[k] = struct{}{}
 			j.Mark(k)
 		}
 		if len(vs) < 2 {
@@ -319,6 +384,9 @@ func (j *Join) free(w int64) {
 // match returns the version a probe joins: the latest one when current is set, else the
 // one with the largest time at or before the probe's; nil when none (or deleted).
 func (j *Join) match(p probe, current bool) []any {
+	if p.at != nil {
+		return p.at.row
+	}
 	vs := j.versions[p.key]
 	if current {
 		if len(vs) > 0 {
@@ -466,8 +534,11 @@ func (j *Join) SaveState(w *exec.StateWriter) {
 		vw.Int(int64(len(j.versions[k])))
 		for _, v := range j.versions[k] {
 			vw.Int(v.t)
+			vw.Int(v.arr)
 			vw.Row(v.row)
 		}
+		_, pruned := j.pruned[k]
+		vw.Bool(pruned)
 		return vw.Buf
 	})
 	w.Int(j.wm[0])
@@ -480,6 +551,15 @@ func (j *Join) SaveState(w *exec.StateWriter) {
 		w.Value(p.key)
 		w.Row(p.values())
 		w.Int(p.w)
+		w.Bool(p.at != nil)
+		if p.at != nil {
+			w.Row(p.at.row)
+		}
+	}
+	w.Int(int64(len(j.late)))
+	for kb, n := range j.late {
+		w.Value(kb)
+		w.Int(n)
 	}
 }
 
@@ -494,7 +574,15 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 		p.key, _ = r.Value().(string)
 		p.row = r.Row()
 		p.w = r.Int()
+		if r.Bool() {
+			p.at = &version{row: r.Row()}
+		}
 		j.pending = append(j.pending, p)
+	}
+	n = r.Len()
+	for i := 0; i < n && r.Err() == nil; i++ {
+		kb, _ := r.Value().(string)
+		j.late[kb] = r.Int()
 	}
 	j.unsorted = true
 	if err := r.Err(); err != nil {
@@ -505,7 +593,10 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 		m := vr.Len()
 		vs := make([]version, 0, max(m, 0))
 		for q := 0; q < m && vr.Err() == nil; q++ {
-			vs = append(vs, version{t: vr.Int(), row: vr.Row()})
+			vs = append(vs, version{t: vr.Int(), arr: vr.Int(), row: vr.Row()})
+		}
+		if vr.Bool() {
+			j.pruned[string(k)] = struct{}{}
 		}
 		j.versions[string(k)] = vs
 		if len(vs) > 1 && !j.ProcTime {

@@ -98,7 +98,7 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		if w := b.Weight(i); w > 0 {
 			s.insert(key, ts, wm, b.Row(i), w)
 		} else {
-			s.retract(key, ts, b.Row(i), w)
+			s.retract(key, ts, wm, b.Row(i), w)
 		}
 	}
 	if s.Batch || s.EmitOnClose {
@@ -167,7 +167,7 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 	s.Mark(key)
 }
 
-func (s *Session) retract(key string, ts int64, row []any, w int64) {
+func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 	for _, x := range s.parts[key] {
 		if ts < x.start || ts >= x.end {
 			continue
@@ -184,6 +184,10 @@ func (s *Session) retract(key string, ts int64, row []any, w int64) {
 				return
 			}
 		}
+	}
+	// The row's session is complete (or the row was late itself): a late change.
+	if s.Late != nil {
+		s.Late(LateRow{EventTime: ts, Watermark: wm, Row: row})
 	}
 }
 

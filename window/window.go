@@ -7,7 +7,8 @@
 //
 // Invariant: a row is applied only to windows that are not complete when it arrives (judged
 // against the watermark in force just before the row); a row all of whose windows are
-// complete is late: it is reported to the Late sink and applied nowhere.
+// complete is late: it is reported to the Late sink and applied nowhere. The same holds for
+// a retraction (a DELETE or UPDATE upstream): a complete window is final.
 package window
 
 import (
@@ -119,7 +120,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			starts = append(starts, w[0])
 			ends = append(ends, w[1])
 		}
-		if !applied && a.Late != nil && b.Weight(i) > 0 {
+		if !applied && a.Late != nil { // an insertion or a retraction: either is a late change
 			a.Late(LateRow{EventTime: ts[i], Watermark: wm, Row: b.Row(i)})
 		}
 	}
