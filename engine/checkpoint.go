@@ -439,7 +439,7 @@ func (e *Engine) recover() error {
 			c.t.wm.Set(int64(binary.BigEndian.Uint64(v)))
 		}
 		for _, l := range c.t.listeners {
-			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: c.t.wm.W}); err != nil {
+			if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: c.t.wm.W}); err != nil {
 				return err
 			}
 		}

@@ -540,16 +540,76 @@ func (e *Engine) splitBatch(b *exec.Batch, ts []types.T) []*exec.Batch {
 	return out
 }
 
-// deliver sends the listener's view each step's batch, then the watermark after it.
+// deliver sends the listener's view each step's batch, then the watermark after it. A view
+// reading the table more than once (a self-join, a self-union) gets each batch cut before
+// every row that is late by its own watermark but not by the one before its piece, each
+// piece sent to every input and followed by the table's watermark after it: an operator
+// with two of the inputs then judges a row against the same watermark on both sides (as if
+// the rows came one by one), whatever the batching. Other rows need no cut: by either
+// watermark they are late, or not; a batch with no cut goes to each input in turn, with the
+// watermark after it.
 func (l *listener) deliver(steps []step) error {
 	for _, s := range steps {
-		if err := l.out.EmitBatch(s.b); err != nil {
-			return err
+		ps := l.pieces(s.b)
+		if len(ps) == 1 {
+			// Nothing to cut: each input gets the batch and the watermark after it in turn.
+			for _, o := range l.outs {
+				if err := o.EmitBatch(s.b); err != nil {
+					return err
+				}
+				if s.wm != exec.NoWatermark {
+					if err := o.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: s.wm}); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		for _, p := range ps {
+			for _, o := range l.outs {
+				if err := o.EmitBatch(p.b); err != nil {
+					return err
+				}
+			}
+			if p.wm != exec.NoWatermark {
+				if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: p.wm}); err != nil {
+					return err
+				}
+			}
 		}
 		if s.wm != exec.NoWatermark {
-			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: s.wm}); err != nil {
+			if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: s.wm}); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// pieces cuts b for the listener (see deliver): each piece with the watermark after it
+// (exec.NoWatermark for the last, which the step's watermark follows).
+func (l *listener) pieces(b *exec.Batch) []step {
+	if b == nil || len(l.outs) < 2 || l.timeCol < 0 || b.WM == nil || b.N < 2 {
+		return []step{{b, exec.NoWatermark}}
+	}
+	times := b.Cols[l.timeCol]
+	ts := exec.Int64s(times)
+	var out []step
+	start, base := 0, b.WM[0]
+	for i := 1; i < b.N; i++ {
+		if w := b.WM[i]; w > base && times.IsValid(i) && ts[i] <= w && ts[i] > base {
+			out = append(out, step{b.Slice(start, i), w})
+			start, base = i, w
+		}
+	}
+	return append(out, step{b.Slice(start, b.N), exec.NoWatermark})
+}
+
+// emit sends a message to each of the view's inputs reading the table.
+func (l *listener) emit(m exec.Msg) error {
+	for _, o := range l.outs {
+		if err := o.Emit(m); err != nil {
+			return err
 		}
 	}
 	return nil

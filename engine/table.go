@@ -42,8 +42,11 @@ type tableObj struct {
 
 // listener is a dataflow input fed with a relation's changes.
 type listener struct {
-	out  exec.Output
+	// outs are the view's inputs reading the table or view (several: a self-join or union).
+	outs []exec.Output
 	view *viewObj
+	// timeCol is the table's event-time column (-1: none, or a view), by which deliver cuts.
+	timeCol int
 }
 
 func (t *tableObj) types() []types.T {

@@ -158,12 +158,21 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		if src.Rel == nil {
 			continue
 		}
-		l := &listener{out: src.Out, view: v}
 		switch h := src.Rel.Handle.(type) {
 		case *tableObj:
+			if l := listenerOf(h.listeners, v); l != nil {
+				l.outs = append(l.outs, src.Out)
+				continue
+			}
+			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: h.wmCol}
 			h.listeners = append(h.listeners, l)
 			v.inputs = append(v.inputs, input{t: h, l: l})
 		case *viewObj:
+			if l := listenerOf(h.listeners, v); l != nil {
+				l.outs = append(l.outs, src.Out)
+				continue
+			}
+			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: -1}
 			h.listeners = append(h.listeners, l)
 			v.inputs = append(v.inputs, input{v: h, l: l})
 		default:
@@ -213,16 +222,22 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 		}
 		switch h := src.Rel.Handle.(type) {
 		case *tableObj:
+			// One replay per table, to all the view's inputs reading it (listener.deliver).
+			l := listenerOf(h.listeners, v)
+			if l.outs[0] != src.Out {
+				continue
+			}
 			r, err := h.data.Replay(0)
 			if err != nil {
 				return err
 			}
-			out := src.Out
 			cs = append(cs, &replayCursor{t: h, r: r, gen: watermark.New(), emit: func(b *exec.Batch, w int64) error {
-				if err := out.EmitBatch(b); err != nil {
+				if err := l.deliver([]step{{b, exec.NoWatermark}}); err != nil {
 					return err
 				}
-				return out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w})
+				// Even NoWatermark: the first message starts the operators (a global
+				// aggregate's row over no input).
+				return l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w})
 			}})
 		case *viewObj:
 			for _, b := range h.store.batches(batchRows) {
@@ -385,6 +400,16 @@ func (e *Engine) flushLate() {
 	}
 }
 
+// listenerOf returns view v's listener among ls, or nil.
+func listenerOf(ls []*listener, v *viewObj) *listener {
+	for _, l := range ls {
+		if l.view == v {
+			return l
+		}
+	}
+	return nil
+}
+
 // unwire detaches a view from its sources.
 func (e *Engine) unwire(v *viewObj) {
 	for _, in := range v.inputs {
@@ -498,7 +523,7 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 			v.watermark = m.Watermark
 		}
 		for _, l := range v.listeners {
-			if err := l.out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: v.watermark}); err != nil {
+			if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: v.watermark}); err != nil {
 				return err
 			}
 		}
@@ -521,7 +546,7 @@ func (s *viewStore) Push(_ int, m exec.Msg) error {
 	// judge lateness as they would over its table.
 	out := &exec.Batch{Cols: b.Cols, N: b.N, W: b.W, WM: b.WM}
 	for _, l := range v.listeners {
-		if err := l.out.EmitBatch(out); err != nil {
+		if err := l.deliver([]step{{out, exec.NoWatermark}}); err != nil {
 			return err
 		}
 	}
