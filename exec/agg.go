@@ -74,6 +74,8 @@ type HashAgg struct {
 	// complete, and its state freed, once a watermark W >= window_end - 1 arrives.
 	Windowed  bool
 	WindowEnd int
+	// WindowStart is the key holding window_start (-1: none).
+	WindowStart int
 	// EmitOnClose emits each group once, when it is complete, instead of on every change.
 	EmitOnClose bool
 	// TTL, when > 0, drops a group (retracting its row) once the watermark passes the
@@ -92,13 +94,15 @@ type HashAgg struct {
 
 	groups  map[string]int32
 	intKeys map[int64]int32
-	arrKeys intTable
+	arrKeys winKeys
 	// wins replaces arrKeys in a windowed aggregate: a table per window (by window_end), so a
 	// lookup touches a small table and a complete window's keys go at once; lastWin caches
-	// the last windows used, spareWins keeps complete windows' tables, emptied, for reuse.
-	wins      map[int64]*intTable
+	// the last windows used, spareWins keeps complete windows' tables, emptied, for reuse;
+	// userKey is the one key that is not a window column (-1: none, or several).
+	wins      map[int64]*winKeys
 	lastWin   []winTable
-	spareWins []*intTable
+	spareWins []*winKeys
+	userKey   int
 	// dense indexes one-column int keys in a narrow range directly (group id + 1).
 	dense     []int32
 	denseBase int64
@@ -137,8 +141,12 @@ var _ Operator = (*HashAgg)(nil)
 func (h *HashAgg) init() {
 	h.groups = map[string]int32{}
 	h.intKeys = map[int64]int32{}
-	h.arrKeys = intTable{}
-	h.wins = map[int64]*intTable{}
+	h.arrKeys = winKeys{col: -1}
+	h.wins = map[int64]*winKeys{}
+	h.userKey = -1
+	if h.Windowed && len(h.Keys) == 3 && h.WindowStart >= 0 {
+		h.userKey = 3 - h.WindowStart - h.WindowEnd // the key that is neither
+	}
 	h.keyRows = map[int32][]any{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
@@ -562,12 +570,12 @@ func (h *HashAgg) live(gs []int32) []int32 {
 // winTable is a window's key table, by its window_end.
 type winTable struct {
 	end int64
-	t   *intTable
+	t   *winKeys
 }
 
 // keyTable is the table a multi-column int key is found in: arrKeys, or in a windowed
 // aggregate its window's.
-func (h *HashAgg) keyTable(key [4]int64) *intTable {
+func (h *HashAgg) keyTable(key [4]int64) *winKeys {
 	if !h.Windowed {
 		return &h.arrKeys
 	}
@@ -583,7 +591,7 @@ func (h *HashAgg) keyTable(key [4]int64) *intTable {
 		if n := len(h.spareWins); n > 0 {
 			t, h.spareWins = h.spareWins[n-1], h.spareWins[:n-1]
 		} else {
-			t = &intTable{}
+			t = &winKeys{col: h.userKey}
 		}
 		h.wins[end] = t
 	}
@@ -633,7 +641,7 @@ func (h *HashAgg) assign(b *Batch) {
 			nulls = nulls || b.Cols[c].NullN() > 0
 		}
 		// t is the table of the window of the row before (consecutive rows mostly share one).
-		var t *intTable
+		var t *winKeys
 		var end int64
 		for i := 0; i < b.N; i++ {
 			if nulls && h.rowHasNull(b, i) {

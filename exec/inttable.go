@@ -102,3 +102,66 @@ func (t *intTable) reset() {
 	clear(t.slots)
 	t.n = 0
 }
+
+// winKeys is a key table of a windowed aggregate, one per window. Its keys share the window
+// columns, so when a single other column (col) varies, a key equal to the first one put in
+// every other column, and whose col lies within winDenseSpan of the first one's, is indexed
+// directly by it; any other key goes to the hash table. The first put fixes ref and base,
+// so each key has one home, whichever column col names.
+type winKeys struct {
+	intTable
+	col   int      // the varying key column, -1: the hash table only
+	ref   [4]int64 // the first key put, its col zeroed
+	base  int64    // the col value at dense[0]
+	dense []int32  // group id + 1; empty until the first put
+}
+
+// winDenseSpan is the width of a window's directly indexed key range.
+const winDenseSpan = 4096
+
+// slot returns k's dense slot, or -1.
+func (w *winKeys) slot(k [4]int64) int {
+	if w.col < 0 || len(w.dense) == 0 {
+		return -1
+	}
+	v := k[w.col]
+	k[w.col] = 0
+	if d := uint64(v - w.base); k == w.ref && d < uint64(len(w.dense)) {
+		return int(d)
+	}
+	return -1
+}
+
+func (w *winKeys) get(k [4]int64) (int32, bool) {
+	if d := w.slot(k); d >= 0 {
+		if g := w.dense[d]; g > 0 {
+			return g - 1, true
+		}
+		return 0, false
+	}
+	return w.intTable.get(k)
+}
+
+func (w *winKeys) put(k [4]int64, g int32) {
+	if w.col >= 0 && len(w.dense) == 0 {
+		w.ref, w.base = k, k[w.col]-winDenseSpan/2
+		w.ref[w.col] = 0
+		if cap(w.dense) >= winDenseSpan {
+			w.dense = w.dense[:winDenseSpan]
+		} else {
+			w.dense = make([]int32, winDenseSpan)
+		}
+	}
+	if d := w.slot(k); d >= 0 {
+		w.dense[d] = g + 1
+		return
+	}
+	w.intTable.put(k, g)
+}
+
+// reset empties the table, keeping its sizes (a window's table reused for the next window).
+func (w *winKeys) reset() {
+	w.intTable.reset()
+	clear(w.dense)
+	w.dense = w.dense[:0]
+}

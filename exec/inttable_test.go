@@ -37,3 +37,44 @@ func TestIntTableModel(t *testing.T) {
 		}
 	}
 }
+
+// TestWinKeysModel checks a window's key table against a Go map: keys in and out of the
+// directly indexed range, keys differing from the first one in another column (which must
+// take the hash table whatever col says), and reuse after reset.
+func TestWinKeysModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, col := range []int{-1, 0, 2} {
+		w := &winKeys{col: col}
+		for round := 0; round < 5; round++ {
+			model := map[[4]int64]int32{}
+			for step := 0; step < 20_000; step++ {
+				k := [4]int64{int64(round), 7, rng.Int64N(3 * winDenseSpan), 0}
+				if rng.IntN(10) == 0 {
+					k[1] = rng.Int64N(3) // another window column value: not the ref's
+				}
+				if col == 0 {
+					k[0], k[2] = k[2], k[0]
+				}
+				if _, ok := model[k]; !ok && rng.IntN(2) == 0 {
+					g := rng.Int32N(1 << 20)
+					w.put(k, g)
+					model[k] = g
+				}
+				g, ok := w.get(k)
+				want, wantOK := model[k]
+				if ok != wantOK || g != want {
+					t.Fatalf("col %d round %d step %d: get(%v) = %d %v, want %d %v", col, round, step, k, g, ok, want, wantOK)
+				}
+			}
+			for k, want := range model {
+				if g, ok := w.get(k); !ok || g != want {
+					t.Fatalf("col %d: get(%v) = %d %v, want %d", col, k, g, ok, want)
+				}
+			}
+			if col >= 0 && w.intTable.n == len(model) {
+				t.Fatalf("col %d: no key was indexed directly", col)
+			}
+			w.reset()
+		}
+	}
+}

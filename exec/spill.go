@@ -145,7 +145,7 @@ func (h *HashAgg) evictAll() {
 	h.writeChanges()
 	started := h.started
 	*h = HashAgg{Keys: h.Keys, KeyT: h.KeyT, Aggs: h.Aggs, Batch: h.Batch, Retract: h.Retract,
-		Windowed: h.Windowed, WindowEnd: h.WindowEnd, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Errs: h.Errs, Out: h.Out,
+		Windowed: h.Windowed, WindowEnd: h.WindowEnd, WindowStart: h.WindowStart, EmitOnClose: h.EmitOnClose, TTL: h.TTL, Errs: h.Errs, Out: h.Out,
 		store: h.store, spilled: h.spilled, outErr: h.outErr}
 	h.init()
 	h.started = started

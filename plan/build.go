@@ -95,7 +95,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			if x.Window.TVF.Kind == sql.Session {
 				return bd.buildSession(x, h, out)
 			}
-			h.Windowed, h.WindowEnd, h.EmitOnClose = true, x.Window.EndKey, x.Window.EmitOnClose
+			h.Windowed, h.WindowEnd, h.WindowStart, h.EmitOnClose = true, x.Window.EndKey, x.Window.StartKey, x.Window.EmitOnClose
 		}
 		return bd.build(x.Input, bd.stateful(h, 0))
 	case *Window:
