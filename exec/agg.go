@@ -640,6 +640,10 @@ func (h *HashAgg) assign(b *Batch) {
 			cols[k] = Int64s(b.Cols[c])
 			nulls = nulls || b.Cols[c].NullN() > 0
 		}
+		if h.userKey >= 0 && !nulls {
+			h.assignWindowRuns(cols)
+			return
+		}
 		// t is the table of the window of the row before (consecutive rows mostly share one).
 		var t *winKeys
 		var end int64
@@ -670,6 +674,44 @@ func (h *HashAgg) assign(b *Batch) {
 	}
 	for i := 0; i < b.N; i++ {
 		h.gids = append(h.gids, h.stringGroup(b, i))
+	}
+}
+
+// assignWindowRuns is assign for a windowed aggregate keyed by the window and one other
+// int column (userKey), without NULLs: it takes the rows in runs of one window, so a run
+// finds its window's table once and, where that table indexes the key directly, each row
+// costs one array access.
+func (h *HashAgg) assignWindowRuns(cols [][]int64) {
+	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
+	starts, ends, ks := cols[ws], cols[we], cols[uk]
+	n := len(ks)
+	for i := 0; i < n; {
+		s, e := starts[i], ends[i]
+		j := i + 1
+		for j < n && ends[j] == e && starts[j] == s {
+			j++
+		}
+		var key [4]int64
+		key[ws], key[we] = s, e
+		t := h.keyTable(key)
+		for r := i; r < j; r++ {
+			if d := uint64(ks[r] - t.base); len(t.dense) > 0 && d < uint64(len(t.dense)) && key == t.ref {
+				// key (its user column still 0) is the window's: the row's group is dense[d].
+				if g := t.dense[d]; g > 0 {
+					h.gids = append(h.gids, g-1)
+					continue
+				}
+			}
+			k := key
+			k[uk] = ks[r]
+			g, ok := t.get(k)
+			if !ok {
+				g = h.newIntGroup(k)
+				t.put(k, g)
+			}
+			h.gids = append(h.gids, g)
+		}
+		i = j
 	}
 }
 

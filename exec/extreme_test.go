@@ -50,3 +50,40 @@ func TestMinMaxUnderRetractions(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowedAggKeyHomes drives a windowed COUNT(*) keyed by (window_start, window_end, k)
+// with k both near the window's first key (indexed directly) and far from it (the hash
+// table), in runs of one window and interleaved, and checks every group's row.
+func TestWindowedAggKeyHomes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	out := liveCounts{}
+	ts := []types.T{types.TBigInt, types.TBigInt, types.TBigInt}
+	h := &HashAgg{Keys: []int{0, 1, 2}, KeyT: ts, Aggs: []AggSpec{{Fn: AggCountStar}},
+		Retract: true, Windowed: true, WindowStart: 0, WindowEnd: 1, Out: Output{Op: out}}
+	counts := map[[3]int64]int64{}
+	for step := 0; step < 200; step++ {
+		var rows [][]any
+		start := int64(rng.IntN(3)) * 10
+		for i := 0; i < 1+rng.IntN(300); i++ {
+			if rng.IntN(20) == 0 {
+				start = int64(rng.IntN(3)) * 10 // another window, mid-batch
+			}
+			k := rng.Int64N(50)
+			if rng.IntN(5) == 0 {
+				k = 1_000_000_000 + rng.Int64N(5) // far from any window's first key
+			}
+			rows = append(rows, []any{start, start + 10, k})
+			counts[[3]int64{start, start + 10, k}]++
+		}
+		if err := h.Push(0, Msg{Kind: MsgBatch, Batch: RowsToBatch(rows, ts)}); err != nil {
+			t.Fatal(err)
+		}
+		want := liveCounts{}
+		for g, n := range counts {
+			want[fmt.Sprint([]any{g[0], g[1], g[2], n})] = 1
+		}
+		if fmt.Sprint(map[string]int64(out)) != fmt.Sprint(map[string]int64(want)) {
+			t.Fatalf("step %d: %d rows, want %d", step, len(out), len(want))
+		}
+	}
+}
