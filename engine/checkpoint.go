@@ -31,7 +31,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 4
+const ckptFormat = 5
 
 type checkpointInfo struct {
 	id     int64
@@ -223,11 +223,21 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 		newRows += int64(b.N)
 	}
 	if live := s.rows - s.retracted; logRows+newRows > 2*live+minLogRows {
-		// The log has outgrown the rows: rewrite it as the rows alone.
+		// The log has outgrown the rows: rewrite it as the rows alone, and the retractions
+		// still waiting for their rows.
 		s.compact()
 		segs.Clear(wb)
 		n, logRows = 0, 0
 		writeAdds(s.added)
+		if s.retracted > 0 {
+			buf := []byte{segSub}
+			s.minus.eachKey(func(kb []byte, c int64) {
+				for ; c > 0; c-- {
+					buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
+				}
+			})
+			write(buf, s.retracted)
+		}
 	} else {
 		writeAdds(s.newAdds)
 		if s.nSubs > 0 {

@@ -543,11 +543,11 @@ func (e *Engine) splitBatch(b *exec.Batch, ts []types.T) []*exec.Batch {
 // deliver sends the listener's view each step's batch, then the watermark after it. A view
 // reading the table more than once (a self-join, a self-union) gets each batch cut before
 // every row that is late by its own watermark but not by the one before its piece, each
-// piece sent to every input and followed by the table's watermark after it: an operator
-// with two of the inputs then judges a row against the same watermark on both sides (as if
-// the rows came one by one), whatever the batching. Other rows need no cut: by either
-// watermark they are late, or not; a batch with no cut goes to each input in turn, with the
-// watermark after it.
+// piece sent to every input and followed by the least watermark of the rows from the cut
+// on: an operator with two of the inputs then judges the row against the same watermark on
+// both sides, whatever the batching — its own, unless a later row of the batch (an upsert's
+// retraction) carries an older one. Other rows need no cut: by either watermark they are
+// late, or not; a batch with no cut goes to each input in turn, with the watermark after it.
 func (l *listener) deliver(steps []step) error {
 	for _, s := range steps {
 		ps := l.pieces(s.b)
@@ -594,10 +594,17 @@ func (l *listener) pieces(b *exec.Batch) []step {
 	}
 	times := b.Cols[l.timeCol]
 	ts := exec.Int64s(times)
+	// A watermark sent mid-batch must not pass a later row's (an upsert's retraction carries
+	// the one before the statement): a cut before row i sends the least from i on.
+	low := make([]int64, b.N)
+	low[b.N-1] = b.WM[b.N-1]
+	for i := b.N - 2; i >= 0; i-- {
+		low[i] = min(b.WM[i], low[i+1])
+	}
 	var out []step
 	start, base := 0, b.WM[0]
 	for i := 1; i < b.N; i++ {
-		if w := b.WM[i]; w > base && times.IsValid(i) && ts[i] <= w && ts[i] > base {
+		if w := low[i]; w > base && times.IsValid(i) && ts[i] <= b.WM[i] && ts[i] > base {
 			out = append(out, step{b.Slice(start, i), w})
 			start, base = i, w
 		}

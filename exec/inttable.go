@@ -3,8 +3,8 @@ package exec
 // intTable maps group keys of up to four int64s to group ids. It is open addressing with
 // linear probing over a power-of-two array and backward-shift deletion: a lookup mixes the
 // key with a few multiplications and usually touches one slot — key and value side by side,
-// one cache line — where the runtime's map hashes the 32-byte key generically. Unused key
-// positions are zero.
+// so one memory access — where the runtime's map hashes the 32-byte key generically. Unused
+// key positions are zero.
 //
 // Invariant: every entry sits between its home slot and the first empty slot after it.
 type intTable struct {

@@ -28,14 +28,17 @@ const logDir = "seglog"
 // by one pointer in Pebble, written in the same batch as the rest of its statement.
 //
 // Invariants: a file is only appended to by the process that created it (Open starts a new
-// file), so bytes no committed pointer references — a statement that failed or crashed
-// before its commit — are never read; the log is synced before the Pebble batch holding
-// its pointers commits, so a committed pointer's bytes are durable; live counts, per file,
-// the bytes committed pointers reference, and a file with none (not the one written to) is
-// deleted.
+// file, numbered past every file and pointer seen), so bytes no committed pointer references
+// — a statement that failed or crashed before its commit — are never read; the log is synced
+// before the Pebble batch holding its pointers commits, so a committed pointer's bytes are
+// durable; live counts, per file, the bytes committed pointers reference. A file with none
+// is deleted only when that is durable: after a synced commit (DROP TABLE with sync on), or
+// at Open once the store is flushed; never the file being written.
 type segLog struct {
 	fs  vfs.FS
 	dir string
+	// removeNow: commits are synced, so a file can go as soon as its last pointer does.
+	removeNow bool
 
 	mu       sync.Mutex
 	w        vfs.File // the file written to (nil: none yet)
@@ -81,36 +84,80 @@ func decodeLogPtr(b []byte) (logPtr, error) {
 func logName(num uint64) string { return fmt.Sprintf("%06d.log", num) }
 
 // openLog opens the log under dir; pointers lists every committed pointer, from which it
-// learns which files are live. Files no pointer references are deleted.
-func openLog(fs vfs.FS, dir string, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
-	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
+// learns which files are live (removeGarbage deletes the others).
+func openLog(fs vfs.FS, dir string, syncWrites bool, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
+	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), removeNow: syncWrites,
+		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
 	if err := fs.MkdirAll(l.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := syncDir(fs, dir); err != nil { // the log directory's own name
 		return nil, err
 	}
 	err := pointers(func(p logPtr) error {
 		l.live[p.file] += p.len
+		l.num = max(l.num, p.file)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	names, err := fs.List(l.dir)
+	names, err := l.files()
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range names {
-		num, ok := parseLogName(name)
-		if !ok {
-			continue
-		}
+	for _, num := range names {
 		l.num = max(l.num, num)
-		if l.live[num] == 0 {
-			if err := fs.Remove(fs.PathJoin(l.dir, name)); err != nil {
-				return nil, err
+	}
+	return l, nil
+}
+
+// files lists the numbers of the log's files.
+func (l *segLog) files() ([]uint64, error) {
+	names, err := l.fs.List(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var nums []uint64
+	for _, name := range names {
+		if num, ok := parseLogName(name); ok {
+			nums = append(nums, num)
+		}
+	}
+	return nums, nil
+}
+
+// garbage reports whether a file holds no live bytes (before anything is written).
+func (l *segLog) garbage() bool {
+	nums, err := l.files()
+	if err != nil {
+		return true // let removeGarbage report it
+	}
+	for _, n := range nums {
+		if l.live[n] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// removeGarbage deletes the files no committed pointer references; the store's state that
+// says so must be durable.
+func (l *segLog) removeGarbage() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	nums, err := l.files()
+	if err != nil {
+		return err
+	}
+	for _, n := range nums {
+		if l.live[n] == 0 && (l.w == nil || n != l.num) {
+			if err := l.fs.Remove(l.fs.PathJoin(l.dir, logName(n))); err != nil {
+				return err
 			}
 		}
 	}
-	return l, nil
+	return nil
 }
 
 func parseLogName(name string) (uint64, bool) {
@@ -160,13 +207,9 @@ func (l *segLog) roll() error {
 		return fmt.Errorf("segment log: %w", err)
 	}
 	// The new file's name must be durable before a pointer to it is.
-	if d, err := l.fs.OpenDir(l.dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			f.Close()
-			return fmt.Errorf("segment log: %w", err)
-		}
+	if err := syncDir(l.fs, l.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("segment log: %w", err)
 	}
 	l.w, l.off = f, 0
 	return nil
@@ -184,6 +227,10 @@ func (l *segLog) syncLocked() error {
 		return nil
 	}
 	if err := l.w.Sync(); err != nil {
+		// What the file holds is unknown now (a failed fsync may drop dirty pages): the
+		// next append starts a new file.
+		l.w.Close()
+		l.w = nil
 		return fmt.Errorf("segment log: %w", err)
 	}
 	l.unsynced = false
@@ -214,7 +261,8 @@ func (l *segLog) read(p logPtr) ([]byte, error) {
 }
 
 // committed records that a batch's pointers committed (added) and that the pointers of
-// dropped tables are gone (freed); files left with no live bytes are deleted.
+// dropped tables are gone (freed); with synced commits, files left with no live bytes are
+// deleted (else the next Open deletes them).
 func (l *segLog) committed(added, freed []logPtr) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -223,7 +271,7 @@ func (l *segLog) committed(added, freed []logPtr) {
 	}
 	for _, p := range freed {
 		l.live[p.file] -= p.len
-		if l.live[p.file] > 0 || l.w != nil && p.file == l.num {
+		if l.live[p.file] > 0 || l.w != nil && p.file == l.num || !l.removeNow {
 			continue
 		}
 		delete(l.live, p.file)
@@ -261,11 +309,17 @@ func (l *segLog) copyTo(dir string) error {
 	}
 	slices.Sort(nums)
 	for _, n := range nums {
-		if err := vfs.LinkOrCopy(l.fs, l.fs.PathJoin(l.dir, logName(n)), l.fs.PathJoin(dst, logName(n))); err != nil {
+		name := l.fs.PathJoin(dst, logName(n))
+		if err := vfs.LinkOrCopy(l.fs, l.fs.PathJoin(l.dir, logName(n)), name); err != nil {
+			return err
+		}
+		if err := syncFile(l.fs, name); err != nil { // a copy (not a link) is not synced yet
 			return err
 		}
 	}
-	return nil
+	// The files' bytes are synced (above, or when written); their names in the copy must be
+	// durable too.
+	return syncDir(l.fs, dst)
 }
 
 // close closes the log's files.
@@ -285,4 +339,22 @@ func (l *segLog) close() error {
 		delete(l.readers, n)
 	}
 	return err
+}
+
+func syncFile(fs vfs.FS, name string) error {
+	f, err := fs.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

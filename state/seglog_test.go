@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // segValue is a deterministic segment of n bytes.
@@ -217,5 +220,62 @@ func TestSegmentLogBackup(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSegmentLogDropSyncOffCrash: with sync off, DROP TABLE's commit is not durable when it
+// returns, so its log file must outlive it: after a crash that loses the DROP, the table's
+// segments still read; the file goes at an Open that finds it unreferenced.
+func TestSegmentLogDropSyncOffCrash(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	open := func(fs vfs.FS) *Store {
+		t.Helper()
+		if err := fs.MkdirAll("db", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openOn(fs, "db", false, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(fs)
+	b := s.NewBatch()
+	b.PutSegment(1, 1, segValue(1, logMin+10))
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.LogData(nil, pebble.Sync); err != nil { // the table is durable
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(fs) // the file is no longer the one written to
+	b = s.NewBatch()
+	b.DeleteTable(1) // not synced
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever the log did to its directory is durable (a process crash keeps an unlink,
+	// and a journaling file system commits it within seconds); the DROP's WAL record is not.
+	if err := syncDir(fs, fs.PathJoin("db", logDir)); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	c := open(crashed)
+	wantSegments(t, c, 1, map[uint64]int{1: logMin + 10})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Without a crash the DROP stands, and the next Open deletes the file.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(fs)
+	defer s.Close()
+	wantSegments(t, s, 1, nil)
+	if names, err := fs.List(fs.PathJoin("db", logDir)); err != nil || len(names) != 0 {
+		t.Fatalf("log files after reopening with the table dropped: %v %v", names, err)
 	}
 }

@@ -43,7 +43,23 @@ type Store struct {
 // path that another process (or another DB in this process) holds fails with an error that
 // says so. memory is what the store may use: it sizes Pebble's block cache and memtables.
 func Open(path string, syncWrites bool, memory int64) (*Store, error) {
+	if path == "" {
+		s, err := openOn(vfs.NewMem(), "mem", syncWrites, memory)
+		if s != nil {
+			s.mem = true
+		}
+		return s, err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return openOn(vfs.Default, path, syncWrites, memory)
+}
+
+// openOn opens the store at path on fs.
+func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, error) {
 	opts := &pebble.Options{
+		FS:                 fs,
 		FormatMajorVersion: pebble.FormatNewest,
 		Cache:              pebble.NewCache(min(256<<20, memory/4)),
 		MemTableSize:       uint64(min(32<<20, max(4<<20, memory/32))),
@@ -60,12 +76,6 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	defer opts.Cache.Unref()
-	if path == "" {
-		opts.FS = vfs.NewMem()
-		path = "mem"
-	} else if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
 	db, err := pebble.Open(path, opts)
 	if err != nil {
 		if strings.Contains(err.Error(), "lock") {
@@ -80,12 +90,8 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 	if !syncWrites {
 		wo = pebble.NoSync
 	}
-	s := &Store{db: db, sync: wo, mem: opts.FS != nil}
-	fs := opts.FS
-	if fs == nil {
-		fs = vfs.Default
-	}
-	s.log, err = openLog(fs, path, func(fn func(p logPtr) error) error {
+	s := &Store{db: db, sync: wo}
+	s.log, err = openLog(fs, path, syncWrites, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
 			if err != nil {
@@ -94,6 +100,13 @@ func Open(path string, syncWrites bool, memory int64) (*Store, error) {
 			return fn(p)
 		})
 	})
+	if err == nil && s.log.garbage() {
+		// Delete log files no pointer references only once the state that says so is
+		// durable (with sync off, a crash may have left it in an unsynced WAL).
+		if err = db.Flush(); err == nil {
+			err = s.log.removeGarbage()
+		}
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -123,7 +136,11 @@ func (s *Store) Checkpoint(dir string) error {
 		return err
 	}
 	// The checkpoint's pointers reference only bytes appended before it.
-	return s.log.copyTo(dir)
+	if err := s.log.copyTo(dir); err != nil {
+		os.RemoveAll(dir) // no half backup left behind
+		return err
+	}
+	return nil
 }
 
 // copyTo writes every key of a point-in-time view of the store into a new store at dir.

@@ -216,20 +216,18 @@ func (j *Join) sortPending() {
 	}
 }
 
-// put inserts a version in time order; at an equal time the later accepted wins.
+// put inserts a version in time order, after those of an equal time: the later accepted wins
+// (match takes the last), and the one it replaces stays for the retraction of a probe
+// emitted with it (emitted), until free drops it.
 func (j *Join) put(k string, v version) {
 	j.Mark(k)
 	vs := j.versions[k]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].t >= v.t })
-	if i < len(vs) && vs[i].t == v.t {
-		vs[i] = v
-		return
-	}
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].t > v.t })
 	vs = append(vs, version{})
 	copy(vs[i+1:], vs[i:])
 	vs[i] = v
 	j.versions[k] = vs
-	if len(vs) == 2 && !j.ProcTime {
+	if len(vs) >= 2 && !j.ProcTime {
 		j.multi[k] = struct{}{}
 	}
 }

@@ -169,8 +169,8 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 
 func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 	for _, x := range s.parts[key] {
-		if ts < x.start || ts >= x.end {
-			continue
+		if ts < x.start || ts >= x.end || x.end-1 <= wm {
+			continue // not its session, or complete when the retraction arrived
 		}
 		for j, r := range x.rows {
 			if sameRow(r, row) {
