@@ -487,20 +487,35 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 		return change
 	}
 	// In an upsert table, put each replaced version right before the version replacing it,
-	// so subscribers see the pair as an update (-U, +U).
-	byKey := map[string][]int32{}
+	// so subscribers see the pair as an update (-U, +U), and judge it against the watermark
+	// before that version, as if the rows came one by one. A key's versions are its stored
+	// one (if any) and its rows of the statement, in order; all but the last are removed —
+	// the stored one first (table.Insert) — so the m-th removed replaces the row after it.
+	removedOf, addedOf := map[string][]int32{}, map[string][]int32{}
 	for i := 0; i < removed.N; i++ {
 		k := t.data.KeyOf(removed, i)
-		byKey[k] = append(byKey[k], int32(i))
+		removedOf[k] = append(removedOf[k], int32(i))
+	}
+	for i := 0; i < added.N; i++ {
+		k := t.data.KeyOf(added, i)
+		addedOf[k] = append(addedOf[k], int32(i))
 	}
 	matched := make([]bool, removed.N)
 	pairOf := make([]int32, added.N)
-	for i := 0; i < added.N; i++ {
+	for i := range pairOf {
 		pairOf[i] = -1
-		k := t.data.KeyOf(added, i)
-		if rs := byKey[k]; len(rs) > 0 {
-			pairOf[i], byKey[k] = rs[0], rs[1:]
-			matched[rs[0]] = true
+	}
+	for k, as := range addedOf {
+		rs := removedOf[k]
+		first := len(as) - len(rs) // 1: the key had no stored version
+		for m, i := range as {
+			if r := m - first; first >= 0 && r >= 0 && r < len(rs) {
+				pairOf[i] = rs[r]
+				matched[rs[r]] = true
+				if change.WM != nil && added.WM != nil {
+					change.WM[rs[r]] = added.WM[i]
+				}
+			}
 		}
 	}
 	idx := make([]int32, 0, change.N)
