@@ -557,16 +557,16 @@ func (e *Engine) splitBatch(b *exec.Batch, ts []types.T) []*exec.Batch {
 
 // deliver sends the listener's view each step's batch, then the watermark after it. A view
 // reading the table more than once (a self-join, a self-union) gets each batch cut before
-// every row that is late by its own watermark but not by the one before its piece, each
-// piece sent to every input and followed by the least watermark of the rows from the cut
-// on: an operator with two of the inputs then judges the row against the same watermark on
-// both sides, whatever the batching — its own, unless a later row of the batch (an upsert's
-// retraction) carries an older one. Other rows need no cut: by either watermark they are
-// late, or not; a batch with no cut goes to each input in turn, with the watermark after it.
+// every row that is late by its own watermark when that rose past the last one sent to the
+// inputs, each piece sent to every input after the least watermark of the rows from the cut
+// on: an operator with two of the inputs then judges the row — and records it late —
+// against the same watermark on both sides, whatever the batching: its own, unless a later
+// row of the batch carries an older one. Other rows need no cut: by either watermark they
+// are not late; a batch with no cut goes to each input in turn, with the watermark after it.
 func (l *listener) deliver(steps []step) error {
 	for _, s := range steps {
 		ps := l.pieces(s.b)
-		if len(ps) == 1 {
+		if len(ps) == 1 && ps[0].wm == exec.NoWatermark {
 			// Nothing to cut: each input gets the batch and the watermark after it in turn.
 			for _, o := range l.outs {
 				if err := o.EmitBatch(s.b); err != nil {
@@ -578,16 +578,17 @@ func (l *listener) deliver(steps []step) error {
 					}
 				}
 			}
+			l.sent = max(l.sent, s.wm)
 			continue
 		}
 		for _, p := range ps {
-			for _, o := range l.outs {
-				if err := o.EmitBatch(p.b); err != nil {
+			if p.wm != exec.NoWatermark {
+				if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: p.wm}); err != nil {
 					return err
 				}
 			}
-			if p.wm != exec.NoWatermark {
-				if err := l.emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: p.wm}); err != nil {
+			for _, o := range l.outs {
+				if err := o.EmitBatch(p.b); err != nil {
 					return err
 				}
 			}
@@ -601,10 +602,10 @@ func (l *listener) deliver(steps []step) error {
 	return nil
 }
 
-// pieces cuts b for the listener (see deliver): each piece with the watermark after it
-// (exec.NoWatermark for the last, which the step's watermark follows).
+// pieces cuts b for the listener (see deliver): each piece with the watermark to send before
+// it (exec.NoWatermark: none).
 func (l *listener) pieces(b *exec.Batch) []step {
-	if b == nil || len(l.outs) < 2 || l.timeCol < 0 || b.WM == nil || b.N < 2 {
+	if b == nil || len(l.outs) < 2 || l.timeCol < 0 || b.WM == nil {
 		return []step{{b, exec.NoWatermark}}
 	}
 	times := b.Cols[l.timeCol]
@@ -617,18 +618,24 @@ func (l *listener) pieces(b *exec.Batch) []step {
 		low[i] = min(b.WM[i], low[i+1])
 	}
 	var out []step
-	start, base := 0, b.WM[0]
-	for i := 1; i < b.N; i++ {
-		if w := low[i]; w > base && times.IsValid(i) && ts[i] <= b.WM[i] && ts[i] > base {
-			out = append(out, step{b.Slice(start, i), w})
-			start, base = i, w
+	start, wm, base := 0, exec.NoWatermark, l.sent
+	for i := 0; i < b.N; i++ {
+		if w := low[i]; w > base && times.IsValid(i) && ts[i] <= b.WM[i] {
+			if i > start {
+				out = append(out, step{b.Slice(start, i), wm})
+				start = i
+			}
+			wm, base = w, w
 		}
 	}
-	return append(out, step{b.Slice(start, b.N), exec.NoWatermark})
+	return append(out, step{b.Slice(start, b.N), wm})
 }
 
 // emit sends a message to each of the view's inputs reading the table.
 func (l *listener) emit(m exec.Msg) error {
+	if m.Kind == exec.MsgWatermark {
+		l.sent = max(l.sent, m.Watermark)
+	}
 	for _, o := range l.outs {
 		if err := o.Emit(m); err != nil {
 			return err

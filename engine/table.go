@@ -45,8 +45,10 @@ type listener struct {
 	// outs are the view's inputs reading the table or view (several: a self-join or union).
 	outs []exec.Output
 	view *viewObj
-	// timeCol is the table's event-time column (-1: none, or a view), by which deliver cuts.
+	// timeCol is the table's event-time column (-1: none, or a view), by which deliver cuts;
+	// sent is the last watermark the inputs all got.
 	timeCol int
+	sent    int64
 }
 
 func (t *tableObj) types() []types.T {

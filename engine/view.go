@@ -164,7 +164,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 				l.outs = append(l.outs, src.Out)
 				continue
 			}
-			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: h.wmCol}
+			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: h.wmCol, sent: exec.NoWatermark}
 			h.listeners = append(h.listeners, l)
 			v.inputs = append(v.inputs, input{t: h, l: l})
 		case *viewObj:
@@ -172,7 +172,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 				l.outs = append(l.outs, src.Out)
 				continue
 			}
-			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: -1}
+			l := &listener{outs: []exec.Output{src.Out}, view: v, timeCol: -1, sent: exec.NoWatermark}
 			h.listeners = append(h.listeners, l)
 			v.inputs = append(v.inputs, input{v: h, l: l})
 		default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,7 +252,9 @@ func (l *segLog) read(p logPtr) ([]byte, error) {
 	}
 	l.mu.Unlock()
 	v := make([]byte, p.len)
-	if _, err := f.ReadAt(v, p.off); err != nil {
+	if _, err := f.ReadAt(v, p.off); errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("segment log file %s is damaged: it ends before offset %d (truncated)", logName(p.file), p.off+p.len)
+	} else if err != nil {
 		return nil, fmt.Errorf("segment log file %s: %w", logName(p.file), err)
 	}
 	if crc32.Checksum(v, castagnoli) != p.crc {

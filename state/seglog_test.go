@@ -174,12 +174,26 @@ func TestSegmentLogDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if _, err := s.Segment(1, 1); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("Segment of a damaged log: %v, want a damage error", err)
 	}
 	if err := s.Segments(1, func(uint64, []byte) error { return nil }); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("Segments of a damaged log: %v, want a damage error", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A file cut short.
+	if err := os.WriteFile(name, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Segment(1, 1); err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("Segment of a truncated log: %v, want a damage error", err)
 	}
 }
 
