@@ -65,20 +65,14 @@ func TestViewRowsPersist(t *testing.T) {
 			continue // from step 80, retractions pile up between checkpoints
 		}
 		before, subs := s.segs, s.nSubs
-		wb := st.NewBatch()
-		w := &exec.StateWriter{}
-		_, done := s.persist(w, wb, segs)
-		if err := st.Commit(wb); err != nil {
-			t.Fatal(err)
-		}
-		done()
+		buf := persistRows(t, st, s, segs)
 		if s.segs < before {
 			rewrites++
 		} else if subs > 0 {
 			subLogs++
 		}
 		loaded := newViewStore(v, ts)
-		if err := loaded.load(&exec.StateReader{Buf: w.Buf}, nil, st.Spill(1, segmentsOp)); err != nil {
+		if err := loaded.load(&exec.StateReader{Buf: buf}, nil, st.Spill(1, segmentsOp)); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]int64{}
@@ -133,16 +127,7 @@ func TestViewRowsRewriteKeepsWaitingRetractions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ckpt := func() []byte {
-		wb := st.NewBatch()
-		w := &exec.StateWriter{}
-		_, done := s.persist(w, wb, segs)
-		if err := st.Commit(wb); err != nil {
-			t.Fatal(err)
-		}
-		done()
-		return w.Buf
-	}
+	ckpt := func() []byte { return persistRows(t, st, s, segs) }
 	push(s, -1, 1, -1)   // a retraction ahead of its insertion: waits in minus
 	push(s, 0, 5000, 1)  // other rows
 	ckpt()               // appended: A(5000), D(1)
@@ -157,4 +142,18 @@ func TestViewRowsRewriteKeepsWaitingRetractions(t *testing.T) {
 	if s.count() != loaded.count() {
 		t.Fatalf("after the insertion: uninterrupted view holds %d rows, restored one %d", s.count(), loaded.count())
 	}
+}
+
+// persistRows checkpoints a view's rows into st (what a checkpoint does for them) and returns
+// the record that load reads back.
+func persistRows(t *testing.T, st *state.Store, s *viewStore, segs *state.Spill) []byte {
+	t.Helper()
+	wb := st.NewBatch()
+	w := &exec.StateWriter{}
+	_, done := s.persist(w, wb, segs)
+	if err := st.Commit(wb); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	return w.Buf
 }

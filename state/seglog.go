@@ -191,16 +191,26 @@ func (l *segLog) append(v []byte) (logPtr, error) {
 	return p, nil
 }
 
-// roll syncs and closes the file written to and starts a new one (mu held).
-func (l *segLog) roll() error {
-	if l.w != nil {
-		if err := l.syncLocked(); err != nil {
-			return err
-		}
-		if err := l.w.Close(); err != nil {
-			return err
+// finish syncs and closes the file written to, if any (mu held): the next append starts a
+// new file.
+func (l *segLog) finish() error {
+	if l.w == nil {
+		return nil
+	}
+	err := l.syncLocked()
+	if l.w != nil { // a failed sync closed it
+		if cerr := l.w.Close(); err == nil {
+			err = cerr
 		}
 		l.w = nil
+	}
+	return err
+}
+
+// roll syncs and closes the file written to and starts a new one (mu held).
+func (l *segLog) roll() error {
+	if err := l.finish(); err != nil {
+		return err
 	}
 	l.num++
 	f, err := l.fs.Create(l.fs.PathJoin(l.dir, logName(l.num)), vfs.WriteCategoryUnspecified)
@@ -291,14 +301,8 @@ func (l *segLog) committed(added, freed []logPtr) {
 func (l *segLog) copyTo(dir string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w != nil {
-		if err := l.syncLocked(); err != nil {
-			return err
-		}
-		if err := l.w.Close(); err != nil {
-			return err
-		}
-		l.w = nil
+	if err := l.finish(); err != nil {
+		return err
 	}
 	dst := l.fs.PathJoin(dir, logDir)
 	if err := l.fs.MkdirAll(dst, 0o755); err != nil {
@@ -329,14 +333,7 @@ func (l *segLog) copyTo(dir string) error {
 func (l *segLog) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var err error
-	if l.w != nil {
-		err = l.syncLocked()
-		if cerr := l.w.Close(); err == nil {
-			err = cerr
-		}
-		l.w = nil
-	}
+	err := l.finish()
 	for n, f := range l.readers {
 		f.Close()
 		delete(l.readers, n)
