@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,6 +257,9 @@ func (l *segLog) read(p logPtr) ([]byte, error) {
 		var err error
 		if f, err = l.fs.Open(l.fs.PathJoin(l.dir, logName(p.file))); err != nil {
 			l.mu.Unlock()
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("segment log file %s is missing: the database is damaged; restore a BACKUP", logName(p.file))
+			}
 			return nil, fmt.Errorf("segment log: %w", err)
 		}
 		l.readers[p.file] = f

@@ -191,9 +191,23 @@ func TestSegmentLogDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if _, err := s.Segment(1, 1); err == nil || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "truncated") {
 		t.Fatalf("Segment of a truncated log: %v, want a damage error", err)
+	}
+	// A file gone.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(name); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir, true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Segment(1, 1); err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("Segment of a missing log file: %v, want a damage error", err)
 	}
 }
 
