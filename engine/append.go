@@ -25,8 +25,8 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.awaitRoom(); e.closed {
-		return errClosed
+	if err := e.awaitRoom(ctx); err != nil {
+		return err
 	}
 	t, ok := e.tables[strings.ToLower(name)]
 	if !ok {

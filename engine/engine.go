@@ -334,8 +334,8 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		return nil, errClosed
 	}
 	if e.writes(s) {
-		if e.awaitRoom(); e.closed {
-			return nil, errClosed
+		if err := e.awaitRoom(ctx); err != nil {
+			return nil, err
 		}
 	} else {
 		// Everything but a write sees the views current: deliver what is queued.

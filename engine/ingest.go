@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -47,11 +48,23 @@ type queued struct {
 
 // awaitRoom waits, at the start of a write, until the queue is below half its bound: the
 // worker takes the queue (and signals room) as it delivers it. The engine's lock is held
-// (and released while waiting).
-func (e *Engine) awaitRoom() {
-	for 2*e.queuedRows > e.maxQueuedRows() && !e.closed {
-		e.room.Wait()
+// (and released while waiting). It returns errClosed, or ctx's error if ctx ends first.
+func (e *Engine) awaitRoom(ctx context.Context) error {
+	if 2*e.queuedRows > e.maxQueuedRows() {
+		stop := context.AfterFunc(ctx, func() {
+			e.mu.Lock()
+			e.room.Broadcast()
+			e.mu.Unlock()
+		})
+		defer stop()
+		for 2*e.queuedRows > e.maxQueuedRows() && !e.closed && ctx.Err() == nil {
+			e.room.Wait()
+		}
 	}
+	if e.closed {
+		return errClosed
+	}
+	return ctx.Err()
 }
 
 // enqueue queues a committed change and wakes the worker.

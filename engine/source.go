@@ -226,10 +226,7 @@ func (e *Engine) feedLog(ctx context.Context, t *tableObj, f *feeder, src logSou
 func (e *Engine) insertFrom(ctx context.Context, t *tableObj, ch connector.Chunk) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.awaitRoom(); e.closed {
-		return errClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := e.awaitRoom(ctx); err != nil {
 		return err
 	}
 	extra := func(wb batchWriter) {
