@@ -302,7 +302,7 @@ func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, tar
 		ts[k] = t.cols[i].Type
 	}
 	if node, err = plan.CoerceTo(node, ts); err != nil {
-		return nil, s.ErrorAtPos(s.Pos, "INSERT INTO %s: %s", t.name, err)
+		return nil, s.ErrorAtPos(s.PosAfter([]string{"INSERT"}, "SELECT"), "INSERT INTO %s: %s", t.name, err)
 	}
 	coll, err := e.run(ctx, node)
 	if err != nil {

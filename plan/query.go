@@ -255,14 +255,14 @@ func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col
 	if p, ok := e.(*ast.PositionExpr); ok {
 		n := p.N
 		if n < 1 || n > len(cols) {
-			return 0, b.errAt(e, "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
+			return 0, b.Stmt.ErrorAtPos(b.Stmt.PosAfter([]string{"ORDER", "BY"}, fmt.Sprint(n)), "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
 		}
 		return n - 1, nil
 	}
 	if v, ok := e.(*test_driver.ValueExpr); ok {
 		if n, ok := v.GetValue().(int64); ok {
 			if n < 1 || int(n) > len(cols) {
-				return 0, b.errAt(e, "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
+				return 0, b.Stmt.ErrorAtPos(b.Stmt.PosAfter([]string{"ORDER", "BY"}, fmt.Sprint(n)), "ORDER BY position %d is not in the select list (1..%d)", n, len(cols))
 			}
 			return int(n) - 1, nil
 		}
@@ -405,7 +405,7 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 			e := item.Expr
 			if p, ok := e.(*ast.PositionExpr); ok {
 				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].Expr == nil {
-					return nil, nil, b.errAt(sel, "GROUP BY position %d is not in the select list", p.N)
+					return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.PosAfter([]string{"GROUP", "BY"}, fmt.Sprint(p.N)), "GROUP BY position %d is not in the select list", p.N)
 				}
 				e = sel.Fields.Fields[p.N-1].Expr
 			} else if cn, ok := e.(*ast.ColumnNameExpr); ok && cn.Name.Table.L == "" {

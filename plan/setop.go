@@ -101,7 +101,7 @@ func (b *Binder) bindSetList(l *ast.SetOprSelectList, outer *scope) (Node, error
 func (b *Binder) setOp(l, r Node, op ast.SetOprType, at ast.Node) (Node, error) {
 	lc, rc := l.Schema(), r.Schema()
 	if len(lc) != len(rc) {
-		return nil, b.errAt(at, "each side of %s must have the same number of columns: %d and %d", setOpName(op), len(lc), len(rc))
+		return nil, b.Stmt.ErrorAtPos(b.Stmt.PosAfter(nil, strings.Fields(setOpName(op))[0]), "each side of %s must have the same number of columns: %d and %d", setOpName(op), len(lc), len(rc))
 	}
 	cols := make([]Col, len(lc))
 	for i := range lc {

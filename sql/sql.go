@@ -138,6 +138,29 @@ func (s *Stmt) namesAt(i int, parts []string) bool {
 	return true
 }
 
+// PosAfter returns the position of the first token spelled raw (case-insensitively; ""
+// for the very next token) after the first occurrence of the keywords in a row — the item
+// "5" of ORDER BY, the SELECT of an INSERT — or the statement's position when there is none.
+// It finds places the parser records no offset for.
+func (s *Stmt) PosAfter(keywords []string, raw string) Pos {
+	for i := range s.toks {
+		k := 0
+		for k < len(keywords) && i+k < len(s.toks) && s.toks[i+k].is(keywords[k]) {
+			k++
+		}
+		if k < len(keywords) {
+			continue
+		}
+		for j := i + k; j < len(s.toks); j++ {
+			if raw == "" || strings.EqualFold(s.toks[j].raw, raw) {
+				return posAt(s.src, s.toks[j].off)
+			}
+		}
+		break
+	}
+	return s.Pos
+}
+
 // ErrorAtPos returns a *Error at p.
 func (s *Stmt) ErrorAtPos(p Pos, format string, args ...any) *Error {
 	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
