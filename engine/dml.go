@@ -605,7 +605,7 @@ func (l *listener) deliver(steps []step) error {
 // pieces cuts b for the listener (see deliver): each piece with the watermark to send before
 // it (exec.NoWatermark: none).
 func (l *listener) pieces(b *exec.Batch) []step {
-	if b == nil || len(l.outs) < 2 || l.timeCol < 0 || b.WM == nil {
+	if b == nil || b.N == 0 || len(l.outs) < 2 || l.timeCol < 0 || b.WM == nil {
 		return []step{{b, exec.NoWatermark}}
 	}
 	times := b.Cols[l.timeCol]
