@@ -20,8 +20,8 @@ import (
 // window_end and window_time appended). By default it emits a session's rows whenever it
 // changes (retracting the previous rows, including those of sessions merged away); with
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
-// Retractions from the input remove a row from the session that holds it; they never split
-// a session.
+// Retractions from the input remove a row from the session that holds it, which then spans
+// its remaining rows (never split); a session left with no row is gone.
 type Session struct {
 	Gap      int64
 	TimeCol  int
@@ -175,11 +175,12 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 		for j, r := range x.rows {
 			if sameRow(r, row) {
 				x.w[j] += w
+				s.dirty[x] = true
 				if x.w[j] <= 0 {
 					x.rows = append(x.rows[:j], x.rows[j+1:]...)
 					x.w = append(x.w[:j], x.w[j+1:]...)
+					s.shrink(key, x)
 				}
-				s.dirty[x] = true
 				s.Mark(key)
 				return
 			}
@@ -188,6 +189,33 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 	// The row's session is complete (or the row was late itself): a late change.
 	if s.Late != nil {
 		s.Late(LateRow{EventTime: ts, Watermark: wm, Row: row})
+	}
+}
+
+// shrink fits session x to the rows it has left: [first ts, last ts + gap), never split; a
+// session left with none is gone (its emitted rows are retracted).
+func (s *Session) shrink(key string, x *session) {
+	if len(x.rows) == 0 {
+		list := s.parts[key]
+		for i, y := range list {
+			if y == x {
+				s.parts[key] = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(s.parts[key]) == 0 {
+			delete(s.parts, key)
+		}
+		delete(s.dirty, x)
+		if x.emitted != nil {
+			s.gone = append(s.gone, x)
+		}
+		return
+	}
+	x.start, x.end = 1<<63-1, -1<<63
+	for _, r := range x.rows {
+		ts := r[s.TimeCol].(int64)
+		x.start, x.end = min(x.start, ts), max(x.end, ts+s.Gap)
 	}
 }
 
