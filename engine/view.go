@@ -147,10 +147,10 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		return nil, s.ErrorAtPos(s.Pos, "materialized view %s cannot be maintained: %s", s.Name, err)
 	}
 	if s.EmitOnClose && !hasWindowedAgg(node) {
-		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
+		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
 	}
 	if t := v.rel.Untimed; s.EmitOnClose && t != "" {
-		return nil, s.ErrorAtPos(s.Pos, "EMIT ON WINDOW CLOSE would never emit: table %s has no WATERMARK, and the view's watermark is the least of its inputs'", t)
+		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE would never emit: table %s has no WATERMARK, and the view's watermark is the least of its inputs'", t)
 	}
 	v.state, v.sources = df.State, df.Sources
 	e.attachStores(v)
