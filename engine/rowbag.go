@@ -3,8 +3,6 @@ package engine
 import (
 	"bytes"
 	"hash/maphash"
-
-	"github.com/streamsql/streamsql/exec"
 )
 
 // rowBag is a multiset of rows kept as their key encodings (exec.AppendKey) with counts, in
@@ -187,17 +185,6 @@ func (r *rowBag) compact() {
 	}
 }
 
-// each calls fn with every row (of n columns) and its count.
-func (r *rowBag) each(n int, fn func(row []any, count int64)) {
-	r.eachKey(func(kb []byte, c int64) {
-		row, err := exec.DecodeKey(kb, n)
-		if err != nil {
-			panic(err) // the bag encoded it: a bug, reported as an internal error
-		}
-		fn(row, c)
-	})
-}
-
 // eachKey calls fn with every row's key encoding and its count.
 func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
 	for j := range r.slots {
@@ -205,13 +192,4 @@ func (r *rowBag) eachKey(fn func(kb []byte, count int64)) {
 			fn(r.key(int32(j)), c)
 		}
 	}
-}
-
-// total is the number of rows, counting repeats.
-func (r *rowBag) total() int64 {
-	var n int64
-	for j := range r.slots {
-		n += r.slots[j].count
-	}
-	return n
 }
