@@ -112,10 +112,16 @@ type intSumAcc struct {
 	avg     bool
 	decimal bool    // a DECIMAL SUM (AVG's result is DOUBLE: it has no such bound)
 	scale   float64 // DECIMAL's 10^scale for AVG; 0 for integers
-	hi      []int64 // the sums' high 64 bits (two's complement with lo)
-	lo      []uint64
-	n       []int64
+	g       []intSum
 	err     error
+}
+
+// intSum is one group's sum, in 128 bits (two's complement lo with hi, the high 64 bits), and
+// its count of summed values: side by side, so an update touches one cache line.
+type intSum struct {
+	lo uint64
+	hi int64
+	n  int64
 }
 
 // maxDecimal bounds a DECIMAL's unscaled value: |v| < 10^18.
@@ -123,8 +129,8 @@ const maxDecimal = 1_000_000_000_000_000_000
 
 // sum returns group g's sum, and whether it is in range.
 func (s *intSumAcc) sum(g int32) (int64, bool) {
-	v := int64(s.lo[g])
-	if s.hi[g] != v>>63 {
+	v := int64(s.g[g].lo)
+	if s.g[g].hi != v>>63 {
 		return 0, false
 	}
 	return v, !s.decimal || (v < maxDecimal && v > -maxDecimal)
@@ -138,31 +144,37 @@ func (s *intSumAcc) overflowed() error {
 }
 
 func (s *intSumAcc) grow(g int) {
-	for len(s.lo) < g {
-		s.hi = append(s.hi, 0)
-		s.lo = append(s.lo, 0)
-		s.n = append(s.n, 0)
+	for len(s.g) < g {
+		s.g = append(s.g, intSum{})
 	}
 }
 
-// add adds the 128-bit value hi:lo to group g's sum.
-func (s *intSumAcc) add(g int32, hi int64, lo uint64) {
-	r, carry := bits.Add64(s.lo[g], lo, 0)
-	s.lo[g] = r
-	s.hi[g] += hi + int64(carry)
+// add adds the 128-bit value hi:lo to a sum.
+func (x *intSum) add(hi int64, lo uint64) {
+	r, carry := bits.Add64(x.lo, lo, 0)
+	x.lo = r
+	x.hi += hi + int64(carry)
 }
 
 func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
-	vals := Int64s(col)
+	vals := Int64s(col)[:len(gids)]
 	noNulls := col.NullN() == 0
+	if noNulls && b.W == nil {
+		for i, g := range gids {
+			x := &s.g[g]
+			x.add(vals[i]>>63, uint64(vals[i]))
+			x.n++
+		}
+		return nil
+	}
 	for i, g := range gids {
 		if !noNulls && col.IsNull(i) {
 			continue
 		}
-		v, w := vals[i], b.Weight(i)
+		v, w, x := vals[i], b.Weight(i), &s.g[g]
 		if w == 1 {
-			s.add(g, v>>63, uint64(v))
-			s.n[g]++
+			x.add(v>>63, uint64(v))
+			x.n++
 			continue
 		}
 		// v * w in 128 bits: the product of the magnitudes, negated when the signs differ.
@@ -174,8 +186,8 @@ func (s *intSumAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 				hi++
 			}
 		}
-		s.add(g, int64(hi), lo)
-		s.n[g] += w
+		x.add(int64(hi), lo)
+		x.n += w
 	}
 	return nil
 }
@@ -188,7 +200,7 @@ func abs64(v int64) int64 {
 	return v
 }
 
-func (s *intSumAcc) reset(g int32) { s.hi[g], s.lo[g], s.n[g] = 0, 0, 0 }
+func (s *intSumAcc) reset(g int32) { s.g[g] = intSum{} }
 
 func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 	if s.avg {
@@ -198,10 +210,10 @@ func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 	var valid []bool
 	for i, g := range gs {
 		v, ok := s.sum(g)
-		if !ok && s.n[g] > 0 {
+		if !ok && s.g[g].n > 0 {
 			s.fail()
 		}
-		if !ok || s.n[g] <= 0 {
+		if !ok || s.g[g].n <= 0 {
 			if valid == nil {
 				valid = make([]bool, len(gs))
 				for k := 0; k < i; k++ {
@@ -227,15 +239,16 @@ func (s *intSumAcc) fail() {
 }
 
 func (s *intSumAcc) result(g int32) any {
-	if s.n[g] <= 0 {
+	x := s.g[g]
+	if x.n <= 0 {
 		return nil
 	}
 	if s.avg {
-		f := float64(int64(s.lo[g]))
-		if s.hi[g] != int64(s.lo[g])>>63 {
-			f = float64(s.hi[g])*(1<<64) + float64(s.lo[g])
+		f := float64(int64(x.lo))
+		if x.hi != int64(x.lo)>>63 {
+			f = float64(x.hi)*(1<<64) + float64(x.lo)
 		}
-		f /= float64(s.n[g])
+		f /= float64(x.n)
 		if s.scale != 0 {
 			f /= s.scale
 		}
@@ -622,12 +635,13 @@ func (d *distinctAcc) result(g int32) any {
 func (c *countAcc) save(w *StateWriter, g int32) { w.Int(c.n[g]) }
 func (c *countAcc) load(r *StateReader, g int32) { c.n[g] = r.Int() }
 func (s *intSumAcc) save(w *StateWriter, g int32) {
-	w.Int(s.hi[g])
-	w.Int(int64(s.lo[g]))
-	w.Int(s.n[g])
+	x := s.g[g]
+	w.Int(x.hi)
+	w.Int(int64(x.lo))
+	w.Int(x.n)
 }
 func (s *intSumAcc) load(r *StateReader, g int32) {
-	s.hi[g], s.lo[g], s.n[g] = r.Int(), uint64(r.Int()), r.Int()
+	s.g[g] = intSum{hi: r.Int(), lo: uint64(r.Int()), n: r.Int()}
 }
 func (s *floatSumAcc) save(w *StateWriter, g int32) {
 	w.Value(s.sum[g])

@@ -120,7 +120,10 @@ type HashAgg struct {
 	touched []int32
 	mark    []bool
 	free    []int32
-	byEnd   map[int64][]int32
+	// byEnd lists a windowed aggregate's groups by window_end; lastEnd caches the list
+	// used last (nil after a window is freed).
+	byEnd   map[int64]*[]int32
+	lastEnd *windowGroups
 	clk     clocks // TTL: the groups' clocks, queued in due
 	due     ttlQueue
 	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
@@ -153,7 +156,7 @@ func (h *HashAgg) init() {
 		h.accs[i] = newAccumulator(a, h.Retract)
 	}
 	if h.Windowed {
-		h.byEnd = map[int64][]int32{}
+		h.byEnd = map[int64]*[]int32{}
 	}
 	if len(h.Keys) == 0 {
 		h.TTL = 0
@@ -197,7 +200,7 @@ func (h *HashAgg) newGroup(key []any) int32 {
 	h.keyRows[g] = key
 	if h.Windowed {
 		if end, ok := key[h.WindowEnd].(int64); ok {
-			h.byEnd[end] = append(h.byEnd[end], g)
+			h.inWindow(end, g)
 		}
 	}
 	return g
@@ -208,9 +211,28 @@ func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 	g := h.slot()
 	copy(h.ints[int(g)*len(h.Keys):], key[:len(h.Keys)])
 	if h.Windowed {
-		h.byEnd[key[h.WindowEnd]] = append(h.byEnd[key[h.WindowEnd]], g)
+		h.inWindow(key[h.WindowEnd], g)
 	}
 	return g
+}
+
+// windowGroups is a window's entry in byEnd.
+type windowGroups struct {
+	end int64
+	gs  *[]int32
+}
+
+// inWindow lists group g under its window's end.
+func (h *HashAgg) inWindow(end int64, g int32) {
+	if h.lastEnd == nil || h.lastEnd.end != end {
+		gs := h.byEnd[end]
+		if gs == nil {
+			gs = new([]int32)
+			h.byEnd[end] = gs
+		}
+		h.lastEnd = &windowGroups{end, gs}
+	}
+	*h.lastEnd.gs = append(*h.lastEnd.gs, g)
 }
 
 // key returns group g's key values.
@@ -233,18 +255,21 @@ func (h *HashAgg) fire(w int64) error {
 	for end, gs := range h.byEnd {
 		if end-1 <= w {
 			ends = append(ends, end)
-			done = append(done, gs...)
+			done = append(done, *gs...)
 		}
 	}
 	if len(done) == 0 {
 		return nil
 	}
-	// Windows close in time order, a window's groups by group id.
+	// Windows close in time order; a window's groups are emitted by group id, and released
+	// in the order they were made.
 	slices.Sort(ends)
 	done = done[:0]
 	for _, end := range ends {
-		gs := h.byEnd[end]
-		slices.Sort(gs)
+		gs := *h.byEnd[end]
+		if h.EmitOnClose && !h.Batch {
+			slices.Sort(gs)
+		}
 		done = append(done, gs...)
 	}
 	if h.EmitOnClose && !h.Batch {
@@ -255,6 +280,7 @@ func (h *HashAgg) fire(w int64) error {
 	for _, e := range ends {
 		delete(h.byEnd, e)
 	}
+	h.lastEnd = nil
 	h.release(done)
 	for _, e := range ends {
 		if t := h.wins[e]; t != nil && len(h.spareWins) < 16 {
@@ -383,7 +409,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	if h.spillErr != nil {
 		return h.spillErr
 	}
-	var old *Batch
+	var old []arrow.Array
 	var oldGs []int32
 	if !h.Batch && !h.EmitOnClose {
 		h.touched = h.touched[:0]
@@ -397,7 +423,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 			h.mark[g] = false
 		}
 		oldGs = h.live(h.touched)
-		old = h.rows(oldGs, -1)
+		old = h.results(oldGs, -1)
 	}
 	for i := 0; i < b.N; i++ {
 		h.counts[h.gids[i]] += b.Weight(i)
@@ -424,54 +450,83 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	if h.Batch || h.EmitOnClose {
 		return nil
 	}
-	newGs := h.live(h.touched)
-	out := h.interleave(old, oldGs, h.rows(newGs, 1), newGs)
+	out := h.interleave(old, oldGs, h.live(h.touched))
 	if h.spilled && len(h.groups) > spillResident {
 		h.evictAll()
 	}
 	return h.Out.EmitBatch(out)
 }
 
-// interleave orders a batch's changes group by group: a changed group's old row (-1) right
+// interleave builds a batch's changes, group by group: a changed group's old row (-1) right
 // before its new row (+1), so a changelog reads as -U/+U pairs; a group that appears or
-// disappears contributes one row.
-func (h *HashAgg) interleave(old *Batch, oldGs []int32, cur *Batch, newGs []int32) *Batch {
-	if old == nil || cur == nil {
-		return ConcatChanges(old, cur)
+// disappears contributes one row. old holds the aggregate results of oldGs before the batch.
+func (h *HashAgg) interleave(old []arrow.Array, oldGs, newGs []int32) *Batch {
+	if len(oldGs) == 0 {
+		return h.rows(newGs, 1)
 	}
+	cur := h.results(newGs, 1)
 	oi, ni := 0, 0
-	var idx []int32 // into the concatenation old ++ cur
+	n := len(oldGs) + len(newGs)
+	gs, ws := make([]int32, 0, n), make([]int64, 0, n)
+	idx := make([]int32, 0, n) // into the aggregate results old ++ cur
 	for _, g := range h.touched {
 		hasOld := oi < len(oldGs) && oldGs[oi] == g
 		hasNew := ni < len(newGs) && newGs[ni] == g
-		if hasOld && hasNew && h.sameResults(old, oi, cur, ni) {
+		if hasOld && hasNew && sameResults(old, oi, cur, ni) {
 			// Unchanged (a DISTINCT row inserted again, a MAX not beaten): no change to send.
 			oi++
 			ni++
 			continue
 		}
 		if hasOld {
-			idx = append(idx, int32(oi))
+			gs, ws, idx = append(gs, g), append(ws, -1), append(idx, int32(oi))
 			oi++
 		}
 		if hasNew {
-			idx = append(idx, int32(old.N+ni))
+			gs, ws, idx = append(gs, g), append(ws, 1), append(idx, int32(len(oldGs)+ni))
 			ni++
 		}
 	}
-	if len(idx) == 0 {
+	if len(gs) == 0 {
 		return nil
 	}
-	both := ConcatChanges(old, cur)
-	out := Take(both, idx, append(append([]types.T{}, h.KeyT...), h.resultTypes()...))
+	out := &Batch{N: len(gs), Cols: h.keyColumns(gs), W: ws}
+	for i, a := range h.Aggs {
+		out.Cols = append(out.Cols, takeTwo(old[i], cur[i], idx, a.ResultType()))
+	}
 	return out
 }
 
-// sameResults reports whether row i of a and row j of b, two rows of one group, have the
-// same aggregate results (their keys are the group's).
-func (h *HashAgg) sameResults(a *Batch, i int, b *Batch, j int) bool {
-	for c := len(h.Keys); c < len(a.Cols); c++ {
-		x, y := a.Cols[c], b.Cols[c]
+// takeTwo gathers the values at idx of the concatenation a ++ b.
+func takeTwo(a, b arrow.Array, idx []int32, t types.T) arrow.Array {
+	na := int32(a.Len())
+	if x, ok := a.(*array.Int64); ok && a.NullN() == 0 && b.NullN() == 0 {
+		av, bv := x.Int64Values(), Int64s(b)
+		vals := make([]int64, len(idx))
+		for i, j := range idx {
+			if j < na {
+				vals[i] = av[j]
+			} else {
+				vals[i] = bv[j-na]
+			}
+		}
+		return NewInt64(vals, nil)
+	}
+	bl := NewBuilder(t, len(idx))
+	for _, j := range idx {
+		if j < na {
+			bl.AppendFrom(a, int(j))
+		} else {
+			bl.AppendFrom(b, int(j-na))
+		}
+	}
+	return bl.Finish()
+}
+
+// sameResults reports whether row i of the results a and row j of the results b are equal.
+func sameResults(a []arrow.Array, i int, b []arrow.Array, j int) bool {
+	for c, x := range a {
+		y := b[c]
 		if x.IsNull(i) || y.IsNull(j) {
 			if x.IsNull(i) != y.IsNull(j) {
 				return false
@@ -685,6 +740,7 @@ func (h *HashAgg) assignWindowRuns(cols [][]int64) {
 	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
 	starts, ends, ks := cols[ws], cols[we], cols[uk]
 	n := len(ks)
+	h.gids = slices.Grow(h.gids[:0], n)
 	for i := 0; i < n; {
 		s, e := starts[i], ends[i]
 		j := i + 1
@@ -694,22 +750,35 @@ func (h *HashAgg) assignWindowRuns(cols [][]int64) {
 		var key [4]int64
 		key[ws], key[we] = s, e
 		t := h.keyTable(key)
-		for r := i; r < j; r++ {
-			if d := uint64(ks[r] - t.base); len(t.dense) > 0 && d < uint64(len(t.dense)) && key == t.ref {
-				// key (its user column still 0) is the window's: the row's group is dense[d].
-				if g := t.dense[d]; g > 0 {
-					h.gids = append(h.gids, g-1)
-					continue
+		gids := h.gids[len(h.gids) : len(h.gids)+j-i]
+		h.gids = h.gids[:len(h.gids)+j-i]
+		var dense []int32 // the run's key (its user column still 0) is the window's: rows index it directly
+		if key == t.ref {
+			dense = t.dense
+		}
+		for r, k := range ks[i:j] {
+			if d := uint64(k - t.base); d < uint64(len(dense)) {
+				g := dense[d] - 1
+				if g < 0 {
+					full := key
+					full[uk] = k
+					g = h.newIntGroup(full)
+					dense[d] = g + 1
+				}
+				gids[r] = g
+				continue
+			}
+			full := key
+			full[uk] = k
+			g, ok := t.get(full)
+			if !ok {
+				g = h.newIntGroup(full)
+				t.put(full, g)
+				if len(dense) == 0 && key == t.ref { // the first put made the dense index
+					dense = t.dense
 				}
 			}
-			k := key
-			k[uk] = ks[r]
-			g, ok := t.get(k)
-			if !ok {
-				g = h.newIntGroup(k)
-				t.put(k, g)
-			}
-			h.gids = append(h.gids, g)
+			gids[r] = g
 		}
 		i = j
 	}
@@ -817,7 +886,19 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 	if len(gs) == 0 {
 		return nil
 	}
-	out := &Batch{N: len(gs), Cols: make([]arrow.Array, 0, len(h.Keys)+len(h.Aggs))}
+	out := &Batch{N: len(gs), Cols: append(h.keyColumns(gs), h.results(gs, w)...)}
+	if w != 1 {
+		out.W = make([]int64, len(gs))
+		for i := range out.W {
+			out.W[i] = w
+		}
+	}
+	return out
+}
+
+// keyColumns builds the key columns of groups gs.
+func (h *HashAgg) keyColumns(gs []int32) []arrow.Array {
+	cols := make([]arrow.Array, 0, len(h.Keys)+len(h.Aggs))
 	boxed := false
 	for i := 0; i < len(gs) && len(h.keyRows) > 0 && len(h.Keys) > 0 && !boxed; i++ {
 		_, boxed = h.keyRows[gs[i]]
@@ -828,19 +909,26 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 			for i, g := range gs {
 				vals[i] = h.ints[int(g)*len(h.Keys)+k]
 			}
-			out.Cols = append(out.Cols, NewInt64(vals, nil))
+			cols = append(cols, NewInt64(vals, nil))
 			continue
 		}
 		bl := NewBuilder(t, len(gs))
 		for _, g := range gs {
 			bl.Append(h.key(g)[k])
 		}
-		out.Cols = append(out.Cols, bl.Finish())
+		cols = append(cols, bl.Finish())
 	}
+	return cols
+}
+
+// results builds the aggregate columns of groups gs, for rows of weight w: a result out of
+// range is reported for an insertion (w > 0); a retraction's was reported when the row was
+// emitted.
+func (h *HashAgg) results(gs []int32, w int64) []arrow.Array {
+	cols := make([]arrow.Array, 0, len(h.Aggs))
 	for i, a := range h.accs {
-		out.Cols = append(out.Cols, a.column(gs, h.Aggs[i].ResultType()))
+		cols = append(cols, a.column(gs, h.Aggs[i].ResultType()))
 		if o, ok := a.(interface{ overflowed() error }); ok {
-			// A retraction's NULL was reported when the row was emitted.
 			if err := o.overflowed(); err != nil && w > 0 {
 				if h.Errs != nil {
 					h.Errs(err)
@@ -850,13 +938,7 @@ func (h *HashAgg) rows(gs []int32, w int64) *Batch {
 			}
 		}
 	}
-	if w != 1 {
-		out.W = make([]int64, len(gs))
-		for i := range out.W {
-			out.W[i] = w
-		}
-	}
-	return out
+	return cols
 }
 
 var _ Stateful = (*HashAgg)(nil)

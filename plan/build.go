@@ -59,6 +59,9 @@ func Build(root Node, sink exec.Operator, opt BuildOptions) (*Dataflow, error) {
 type builder struct {
 	opt BuildOptions
 	df  *Dataflow
+	// aggregated holds the windows whose rows reach an aggregate through filters and
+	// projections only: nothing keeps their columns past a push.
+	aggregated map[*Window]bool
 }
 
 // stateful records a stateful operator and returns it as an output.
@@ -96,13 +99,20 @@ func (bd *builder) build(n Node, out exec.Output) error {
 				return bd.buildSession(x, h, out)
 			}
 			h.Windowed, h.WindowEnd, h.WindowStart, h.EmitOnClose = true, x.Window.EndKey, x.Window.StartKey, x.Window.EmitOnClose
+			if w := windowOf(x.Input); w != nil {
+				if bd.aggregated == nil {
+					bd.aggregated = map[*Window]bool{}
+				}
+				bd.aggregated[w] = true
+			}
 		}
 		return bd.build(x.Input, bd.stateful(h, 0))
 	case *Window:
 		if x.TVF.Kind == sql.Session {
 			return fmt.Errorf("SESSION windows are only supported under GROUP BY window_start, window_end")
 		}
-		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()), Out: out}
+		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()),
+			Reuse: bd.aggregated[x], Out: out}
 		if bd.opt.Late != nil {
 			a.Late = bd.opt.Late(x.TVF.Table)
 		}

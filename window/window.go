@@ -70,7 +70,12 @@ type Assign struct {
 	Types   []types.T // input column types
 	Late    LateSink
 	Out     exec.Output
-	buf     [][2]int64
+	// Reuse is set when no operator downstream keeps a column past Push (the rows go to an
+	// aggregate through filters and projections): the window columns' memory is then
+	// reused from batch to batch.
+	Reuse bool
+	slab  []int64
+	buf   [][2]int64
 	// w is the last watermark received: the lateness reference for rows that carry none
 	// (the output of a join or an aggregate).
 	w int64
@@ -138,15 +143,31 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 
 // tumble is the fast path of TUMBLE when no row of b is late: one window per row, so the
 // input columns pass through and only the three window columns are computed.
+//
+// Rows mostly come in time order, so the window is computed once per run of rows that share
+// it; the three columns share one allocation.
 func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
-	size := a.Spec.Args[0]
-	starts := make([]int64, b.N)
-	ends := make([]int64, b.N)
-	wt := make([]int64, b.N)
-	for i, t := range ts[:b.N] {
-		s := types.FloorDiv(t, size) * size
-		if s+size-1 <= a.rowWatermark(b, i) {
-			return nil, false // a late row: take the general path, which reports it
+	size, n := a.Spec.Args[0], b.N
+	slab := a.slab
+	if cap(slab) < 3*n {
+		slab = make([]int64, 3*n)
+		if a.Reuse {
+			a.slab = slab
+		}
+	}
+	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:]
+	ts = ts[:n]
+	s := types.FloorDiv(ts[0], size) * size
+	for i, t := range ts {
+		if t < s || t-s >= size {
+			s = types.FloorDiv(t, size) * size
+		}
+		if b.WM != nil {
+			if s+size-1 <= b.WM[i] {
+				return nil, false // a late row: take the general path, which reports it
+			}
+		} else if s+size-1 <= a.rowWatermark(b, i) {
+			return nil, false
 		}
 		starts[i], ends[i], wt[i] = s, s+size, s+size-1
 	}
