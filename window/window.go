@@ -155,7 +155,7 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 			a.slab = slab
 		}
 	}
-	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:]
+	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:3*n:3*n]
 	ts = ts[:n]
 	s := types.FloorDiv(ts[0], size) * size
 	for i, t := range ts {
