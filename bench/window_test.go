@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -68,9 +69,12 @@ func BenchmarkHopView(b *testing.B) { benchWindow(b, hopCase) }
 //
 // Each sub-benchmark reports, all from the same run:
 //   - events/s: Append of the events into ev with the view maintained (on disk, default
-//     durability), i.e. what a user sees;
+//     durability), i.e. what a user sees; events_1core/s the same with GOMAXPROCS 1, where
+//     the writer and the view worker take turns on one core (the hand-written loop and
+//     DuckDB's threads=1 query use one core too);
 //   - table_events/s: the same Append into ev with no view, to split storage from view cost;
-//   - loop_events/s and x_of_loop: the hand-written loop, and engine rate / loop rate;
+//   - loop_events/s, x_of_loop and x_of_loop_1core: the hand-written loop, and engine
+//     rate / loop rate on all cores and on one;
 //   - heapMB: live heap held by the database after the run (after GC, minus the heap before
 //     it opened), tableMB the same with no view, viewMB the difference.
 func benchWindow(b *testing.B, c windowCase) {
@@ -105,23 +109,36 @@ func benchWindow(b *testing.B, c windowCase) {
 				}
 			}
 
-			// The engine: the same Append with the view maintained.
-			var engEl time.Duration
+			// The engine: the same Append with the view maintained, on every core the process
+			// has (the writer and the view worker overlap) and on one.
+			var engEl, oneEl time.Duration
 			var engHeap uint64
 			var got []int64
 			for i := 0; i < b.N; i++ {
-				db := openDB(b)
-				mustExec(b, db, evTable)
-				mustExec(b, db, c.view())
-				t0 := time.Now()
-				appendAll(b, db, "ev", recs)
-				mustExec(b, db, "FLUSH") // views are maintained asynchronously: time them caught up
-				engEl += time.Since(t0)
-				engHeap = liveHeap() - h0
-				writeHeapProfile(b)
-				got = queryInts(b, db, "SELECT COUNT(*), SUM(n), SUM(s) FROM w")
-				if err := db.Close(); err != nil {
-					b.Fatal(err)
+				for _, procs := range []int{0, 1} {
+					prev := runtime.GOMAXPROCS(procs)
+					db := openDB(b)
+					mustExec(b, db, evTable)
+					mustExec(b, db, c.view())
+					t0 := time.Now()
+					appendAll(b, db, "ev", recs)
+					mustExec(b, db, "FLUSH") // views are maintained asynchronously: time them caught up
+					if procs == 1 {
+						oneEl += time.Since(t0)
+					} else {
+						engEl += time.Since(t0)
+						engHeap = liveHeap() - h0
+						writeHeapProfile(b)
+					}
+					runtime.GOMAXPROCS(prev)
+					res := queryInts(b, db, "SELECT COUNT(*), SUM(n), SUM(s) FROM w")
+					if got != nil && fmt.Sprint(res) != fmt.Sprint(got) {
+						b.Fatalf("view w: %v on one core, %v on all", res, got)
+					}
+					got = res
+					if err := db.Close(); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 
@@ -139,9 +156,11 @@ func benchWindow(b *testing.B, c windowCase) {
 
 			n := events * b.N
 			b.ReportMetric(rate(n, engEl), "events/s")
+			b.ReportMetric(rate(n, oneEl), "events_1core/s")
 			b.ReportMetric(rate(n, tableEl), "table_events/s")
 			b.ReportMetric(rate(n, loopEl), "loop_events/s")
 			b.ReportMetric(loopEl.Seconds()/engEl.Seconds(), "x_of_loop")
+			b.ReportMetric(loopEl.Seconds()/oneEl.Seconds(), "x_of_loop_1core")
 			b.ReportMetric(float64(engHeap)/1e6, "heapMB")
 			b.ReportMetric(float64(tableHeap)/1e6, "tableMB")
 			b.ReportMetric((float64(engHeap)-float64(tableHeap))/1e6, "viewMB")
