@@ -14,8 +14,8 @@ import (
 // TestViewRowsPersist drives a view's row store through random insert-only batches, then
 // retractions, with a checkpoint (persist, committed to a real store) at random points, and
 // after each loads the rows into a fresh store from what was committed: it must hold exactly
-// the live rows — through logged additions and retractions, compactions in memory, and log
-// rewrites.
+// the live rows — through logged additions and retractions, compactions in memory, log
+// rewrites, and batches added whole (weights 1 and -1) or in part (a weight of 2).
 func TestViewRowsPersist(t *testing.T) {
 	st, err := state.Open(t.TempDir(), false, 64<<20)
 	if err != nil {
@@ -40,6 +40,8 @@ func TestViewRowsPersist(t *testing.T) {
 			// Retractions start at step 40, and outnumber insertions from step 80.
 			if step > 40 && model[key] > 0 && (rng.IntN(2) == 0 || step > 80 && rng.IntN(10) < 8) {
 				w = -1
+			} else if step%5 == 3 && rng.IntN(100) == 0 {
+				w = 2 // a batch with a weight above 1 takes the copying path
 			}
 			model[key] += w
 			if model[key] == 0 {

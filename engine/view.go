@@ -568,7 +568,8 @@ func insertOnly(b *exec.Batch) bool {
 const compactMin = 1024
 
 // apply adds a batch's weighted rows: its insertions as a batch of added, its retractions
-// to minus.
+// to minus. A batch with no weight above 1 is added whole, a retraction's own row then
+// taken out with what it retracts.
 func (s *viewStore) apply(b *exec.Batch) {
 	// Rows keep the watermark they were judged against, for the backfill of a view over this
 	// one.
@@ -577,27 +578,52 @@ func (s *viewStore) apply(b *exec.Batch) {
 		s.add(rows, true)
 		return
 	}
-	var pos []int32
-	for i := 0; i < b.N; i++ {
-		w := b.Weight(i)
-		for ; w > 0; w-- {
-			pos = append(pos, int32(i))
-		}
-		if w < 0 {
-			s.kb = exec.AllKey(s.kb[:0], b, i)
-			s.minus.add(s.kb, -w)
-			s.retracted -= w
-			s.nSubs -= w
-			for ; w < 0; w++ {
-				s.newSubs = append(binary.AppendUvarint(s.newSubs, uint64(len(s.kb))), s.kb...)
+	if noMultiples(b) {
+		// The batch is added whole, its retractions too: each is retracted once more than
+		// its weight says, which takes out its own row. Nothing is copied.
+		for i, w := range b.W {
+			if w < 0 {
+				s.retract(b, i, 1-w)
 			}
 		}
-	}
-	if len(pos) > 0 {
-		s.add(exec.Take(rows, pos, s.types), true)
+		s.add(rows, true)
+	} else {
+		var pos []int32
+		for i, w := range b.W {
+			for ; w > 0; w-- {
+				pos = append(pos, int32(i))
+			}
+			if w < 0 {
+				s.retract(b, i, -w)
+			}
+		}
+		if len(pos) > 0 {
+			s.add(exec.Take(rows, pos, s.types), true)
+		}
 	}
 	if s.retracted >= compactMin && 2*s.retracted > s.rows {
 		s.compact()
+	}
+}
+
+// noMultiples reports whether every row of b has weight 1 or a negative one.
+func noMultiples(b *exec.Batch) bool {
+	for _, w := range b.W {
+		if w > 1 || w == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// retract takes n copies of row i of b out of the rows.
+func (s *viewStore) retract(b *exec.Batch, i int, n int64) {
+	s.kb = exec.AllKey(s.kb[:0], b, i)
+	s.minus.add(s.kb, n)
+	s.retracted += n
+	s.nSubs += n
+	for ; n > 0; n-- {
+		s.newSubs = append(binary.AppendUvarint(s.newSubs, uint64(len(s.kb))), s.kb...)
 	}
 }
 
