@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -173,23 +174,25 @@ const (
 // spilled rows', i+1 its operator i's.
 const segmentsOp = 0xffff
 
-// A segment is a kind byte and row encodings, each after its length: segAdd, rows added
-// once each; segSub, rows retracted once each. A checkpoint appends what changed since the
-// last one as segments, so it writes a few large values, not a key per row; once the log
-// holds more than twice the rows it adds up to, the next checkpoint rewrites it as the rows
-// alone.
+// A segment is a kind byte, then: segCols, a batch of rows added, in Arrow IPC
+// (exec.EncodeIPC); segAdd, rows added, and segSub, rows retracted, as row encodings each
+// after its length (segAdd for a batch EncodeIPC refuses). A checkpoint appends what changed
+// since the last one as segments, so it writes a few large values, not a key per row; once
+// the log holds more than twice the rows it adds up to, the next checkpoint rewrites it as
+// the rows alone.
 const (
-	segAdd = 'A'
-	segSub = 'D'
+	segCols = 'C'
+	segAdd  = 'A'
+	segSub  = 'D'
 	// minLogRows is a log length never worth a rewrite.
 	minLogRows = 4096
 )
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
-// in them since the last checkpoint (bytes of it) as segments (segs); spilled rows are
+// in them since the last checkpoint (written bytes of it) as segments (segs); spilled rows are
 // staged in rows, which the checkpoint flushes. done, called once wb is committed, records
 // that the store holds them.
-func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Spill) (bytes int64, done func()) {
+func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Spill) (written int64, done func()) {
 	if s.spill != nil {
 		w.Int(rowsSpilled)
 		w.Int(s.n)
@@ -205,12 +208,18 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
 		n++
 		logRows += rows
-		bytes += int64(len(buf))
+		written += int64(len(buf))
 	}
 	writeAdds := func(bs []*exec.Batch) {
 		var kb []byte
 		for _, b := range bs {
-			buf := []byte{segAdd}
+			var enc bytes.Buffer
+			enc.WriteByte(segCols)
+			if exec.EncodeIPC(&enc, b, s.types) == nil {
+				write(enc.Bytes(), int64(b.N))
+				continue
+			}
+			buf := []byte{segAdd} // a column of another Arrow type (a NULL literal's)
 			for i := 0; i < b.N; i++ {
 				kb = exec.AllKey(kb[:0], b, i)
 				buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
@@ -244,7 +253,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			write(append([]byte{segSub}, s.newSubs...), s.nSubs)
 		}
 	}
-	return bytes, func() {
+	return written, func() {
 		s.newAdds, s.newSubs, s.nSubs = nil, s.newSubs[:0], 0
 		s.segs, s.logRows = n, logRows
 	}
@@ -260,6 +269,15 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
+			if len(buf) > 0 && buf[0] == segCols {
+				b, err := exec.DecodeIPC(buf[1:], s.types)
+				if err != nil {
+					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+				}
+				s.logRows += int64(b.N)
+				s.add(b, false)
+				return nil
+			}
 			if len(buf) == 0 || buf[0] != segAdd && buf[0] != segSub {
 				return corrupt
 			}

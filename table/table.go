@@ -24,9 +24,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
@@ -434,31 +431,17 @@ func (t *Table) unindexKeys(b *exec.Batch) {
 // Drop removes all of the table's rows from the store, in wb.
 func (t *Table) Drop(wb *state.Batch) { wb.DeleteTable(t.ID) }
 
-func (t *Table) schema() *arrow.Schema {
-	fields := make([]arrow.Field, len(t.Types))
-	for i, ty := range t.Types {
-		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: ty.ArrowType(), Nullable: true}
-	}
-	return arrow.NewSchema(fields, nil)
-}
-
-// encode writes a segment into t.enc — a kind byte (0 rows, 1 tombstone), then Arrow IPC —
-// and returns it, valid until the next encode.
+// encode writes a segment into t.enc — a kind byte (0 rows, 1 tombstone), then the rows in
+// Arrow IPC (exec.EncodeIPC) — and returns it, valid until the next encode.
 func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
-	rec := array.NewRecordBatch(t.schema(), b.Cols, int64(b.N))
 	buf := &t.enc
 	buf.Reset()
-	buf.Grow(b.N*len(b.Cols)*9 + 1024)
 	if tombstone {
 		buf.WriteByte(1)
 	} else {
 		buf.WriteByte(0)
 	}
-	w := ipc.NewWriter(buf, ipc.WithSchema(rec.Schema()))
-	if err := w.Write(rec); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
+	if err := exec.EncodeIPC(buf, b, t.Types); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -468,26 +451,9 @@ func (t *Table) decode(v []byte) (*exec.Batch, bool, error) {
 	if len(v) == 0 || v[0] > 1 {
 		return nil, false, fmt.Errorf("unknown segment kind")
 	}
-	tomb := v[0] == 1
-	r, err := ipc.NewReader(bytes.NewReader(v[1:]), ipc.WithAllocator(exec.Mem))
+	b, err := exec.DecodeIPC(v[1:], t.Types)
 	if err != nil {
 		return nil, false, err
 	}
-	defer r.Release()
-	if !r.Next() {
-		if r.Err() != nil {
-			return nil, false, r.Err()
-		}
-		return nil, false, fmt.Errorf("empty segment")
-	}
-	rec := r.RecordBatch()
-	if int(rec.NumCols()) != len(t.Types) {
-		return nil, false, fmt.Errorf("segment has %d columns, table has %d", rec.NumCols(), len(t.Types))
-	}
-	b := &exec.Batch{N: int(rec.NumRows()), Cols: make([]arrow.Array, rec.NumCols())}
-	for i := range b.Cols {
-		b.Cols[i] = rec.Column(i)
-		b.Cols[i].Retain()
-	}
-	return b, tomb, nil
+	return b, v[0] == 1, nil
 }
