@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"sort"
 
-
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
