@@ -119,6 +119,10 @@ type HashAgg struct {
 	gids    []int32
 	touched []int32
 	mark    []bool
+	// wmFirst and wmLast are, for the groups a timed batch (Batch.WM) touches, the watermarks
+	// before the first and the last of its rows in them: a change's old row is stamped with
+	// the first, its new row with the last, as if the rows had come one by one.
+	wmFirst, wmLast []int64
 	free    []int32
 	// byEnd lists a windowed aggregate's groups by window_end; lastEnd caches the list
 	// used last (nil after a window is freed).
@@ -181,6 +185,8 @@ func (h *HashAgg) slot() int32 {
 		h.inUse = append(h.inUse, false)
 		h.counts = append(h.counts, 0)
 		h.mark = append(h.mark, false)
+		h.wmFirst = append(h.wmFirst, NoWatermark)
+		h.wmLast = append(h.wmLast, NoWatermark)
 		h.dirty = append(h.dirty, false)
 		h.stored = append(h.stored, false)
 		if h.TTL > 0 {
@@ -413,10 +419,21 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	var oldGs []int32
 	if !h.Batch && !h.EmitOnClose {
 		h.touched = h.touched[:0]
-		for _, g := range h.gids {
-			if !h.mark[g] {
-				h.mark[g] = true
-				h.touched = append(h.touched, g)
+		if b.WM == nil {
+			for _, g := range h.gids {
+				if !h.mark[g] {
+					h.mark[g] = true
+					h.touched = append(h.touched, g)
+				}
+			}
+		} else {
+			for i, g := range h.gids {
+				if !h.mark[g] {
+					h.mark[g] = true
+					h.touched = append(h.touched, g)
+					h.wmFirst[g] = b.WM[i]
+				}
+				h.wmLast[g] = b.WM[i]
 			}
 		}
 		for _, g := range h.touched {
@@ -450,7 +467,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	if h.Batch || h.EmitOnClose {
 		return nil
 	}
-	out := h.interleave(old, oldGs, h.live(h.touched))
+	out := h.interleave(old, oldGs, h.live(h.touched), b.WM != nil)
 	if h.spilled && len(h.groups) > spillResident {
 		h.evictAll()
 	}
@@ -460,9 +477,17 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 // interleave builds a batch's changes, group by group: a changed group's old row (-1) right
 // before its new row (+1), so a changelog reads as -U/+U pairs; a group that appears or
 // disappears contributes one row. old holds the aggregate results of oldGs before the batch.
-func (h *HashAgg) interleave(old []arrow.Array, oldGs, newGs []int32) *Batch {
+// For a timed batch, the rows carry watermarks too (wmFirst, wmLast).
+func (h *HashAgg) interleave(old []arrow.Array, oldGs, newGs []int32, timed bool) *Batch {
 	if len(oldGs) == 0 {
-		return h.rows(newGs, 1)
+		out := h.rows(newGs, 1)
+		if timed && out != nil {
+			out.WM = make([]int64, len(newGs))
+			for i, g := range newGs {
+				out.WM[i] = h.wmLast[g]
+			}
+		}
+		return out
 	}
 	cur := h.results(newGs, 1)
 	oi, ni := 0, 0
@@ -493,6 +518,16 @@ func (h *HashAgg) interleave(old []arrow.Array, oldGs, newGs []int32) *Batch {
 	out := &Batch{N: len(gs), Cols: h.keyColumns(gs), W: ws}
 	for i, a := range h.Aggs {
 		out.Cols = append(out.Cols, takeTwo(old[i], cur[i], idx, a.ResultType()))
+	}
+	if timed {
+		out.WM = make([]int64, len(gs))
+		for i, g := range gs {
+			if ws[i] < 0 {
+				out.WM[i] = h.wmFirst[g]
+			} else {
+				out.WM[i] = h.wmLast[g]
+			}
+		}
 	}
 	return out
 }

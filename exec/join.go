@@ -137,7 +137,7 @@ func (j *HashJoin) Push(port int, m Msg) error {
 						ws = append(ws, s.w[e])
 					}
 				}
-				if err := j.emitPadded(side, rows, ws); err != nil {
+				if err := j.emitPadded(side, rows, ws, nil); err != nil {
 					return err
 				}
 			}
@@ -241,19 +241,23 @@ func (j *HashJoin) expire(w int64) error {
 	for side := 0; side < 2; side++ {
 		s := j.sides[side]
 		var rows [][]any
-		var ws []int64
+		var ws, wms []int64
 		for e, r := range s.rows {
 			if r == nil || s.expiry[e] > w {
 				continue
 			}
 			if j.preserved(side) && s.matches[e] == 0 {
-				rows = append(rows, r)
-				ws = append(ws, s.w[e])
+				// Stamped with the watermark that frees it, whatever watermark message
+				// brought that about: downstream, lateness does not depend on batching.
+				rows, ws = append(rows, r), append(ws, s.w[e])
+				if !j.Batch {
+					wms = append(wms, s.expiry[e])
+				}
 			}
 			j.markDirty(side, s.keys[e])
 			s.remove(int32(e), s.vals[e], s.keys[e])
 		}
-		if err := j.emitPadded(side, rows, ws); err != nil {
+		if err := j.emitPadded(side, rows, ws, wms); err != nil {
 			return err
 		}
 	}
@@ -268,6 +272,15 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 		}
 	}
 	me, other := j.sides[side], j.sides[1-side]
+	// jw is, for a timed batch, the join's watermark before each row: its side's, or less if
+	// the other side is behind. What a row brings about (matches, padding) is stamped with it.
+	var jw []int64
+	if b.WM != nil && !j.Batch {
+		jw = make([]int64, b.N)
+		for i, w := range b.WM {
+			jw[i] = min(w, j.wms[1-side])
+		}
+	}
 	keys := j.keyCols(side)
 	rowKeys := make([]string, b.N)
 	nullKey := make([]bool, b.N)
@@ -310,18 +323,18 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 			pi = append(pi, int32(i))
 			pe = append(pe, e)
 			if len(pi) == pairChunk {
-				if err := j.matchPairs(side, b, pi, pe, matchOf); err != nil {
+				if err := j.matchPairs(side, b, pi, pe, matchOf, jw); err != nil {
 					return err
 				}
 				pi, pe = pi[:0], pe[:0]
 			}
 		}
 	}
-	if err := j.matchPairs(side, b, pi, pe, matchOf); err != nil {
+	if err := j.matchPairs(side, b, pi, pe, matchOf, jw); err != nil {
 		return err
 	}
 	var padRows [][]any
-	var padW []int64
+	var padW, padWM []int64
 	// Keep b's rows, and pad those of a preserved side that match nothing.
 	var vb []byte
 	for i := 0; i < b.N; i++ {
@@ -342,12 +355,15 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 		if j.preserved(side) && !j.deferPadding() && me.matches[e] == 0 {
 			padRows = append(padRows, row)
 			padW = append(padW, w)
+			if jw != nil {
+				padWM = append(padWM, jw[i])
+			}
 		}
 		if me.w[e] == 0 {
 			me.remove(e, string(vb), rowKeys[i])
 		}
 	}
-	return j.emitPadded(side, padRows, padW)
+	return j.emitPadded(side, padRows, padW, padWM)
 }
 
 // expiryOf is the watermark at which row i of side's batch can be freed (interval joins).
@@ -367,7 +383,7 @@ const pairChunk = 1 << 16
 // matchPairs evaluates candidate pairs (row pi[k] of b, entry pe[k] of the other side),
 // emits the joined rows, counts matches (matchOf per row of b) and keeps the other side's
 // padded rows current.
-func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf []int64) error {
+func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []int64) error {
 	if len(pi) == 0 {
 		return nil
 	}
@@ -393,9 +409,9 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf []int6
 		}
 	}
 	var sel []int32
-	var ws []int64
+	var ws, wms []int64
 	var unpadRows, padRows [][]any
-	var unpadW, padW []int64
+	var unpadW, padW, unpadWM, padWM []int64
 	for k, ok := range matched {
 		if !ok {
 			continue
@@ -404,6 +420,9 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf []int6
 		w := b.Weight(int(i))
 		sel = append(sel, int32(k))
 		ws = append(ws, w*other.w[e])
+		if jw != nil {
+			wms = append(wms, jw[i])
+		}
 		matchOf[i] += other.w[e]
 		before := other.matches[e]
 		other.matches[e] += w
@@ -412,23 +431,29 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf []int6
 			if before == 0 && after != 0 {
 				unpadRows = append(unpadRows, other.rows[e])
 				unpadW = append(unpadW, -other.w[e])
+				if jw != nil {
+					unpadWM = append(unpadWM, jw[i])
+				}
 			} else if before != 0 && after == 0 {
 				padRows = append(padRows, other.rows[e])
 				padW = append(padW, other.w[e])
+				if jw != nil {
+					padWM = append(padWM, jw[i])
+				}
 			}
 		}
 	}
-	if err := j.emitPadded(1-side, unpadRows, unpadW); err != nil {
+	if err := j.emitPadded(1-side, unpadRows, unpadW, unpadWM); err != nil {
 		return err
 	}
 	if len(sel) > 0 {
 		out := Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
-		out.W = ws
+		out.W, out.WM = ws, wms
 		if err := j.Out.EmitBatch(out); err != nil {
 			return err
 		}
 	}
-	return j.emitPadded(1-side, padRows, padW)
+	return j.emitPadded(1-side, padRows, padW, padWM)
 }
 
 func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 {
@@ -500,8 +525,9 @@ func (j *HashJoin) pairs(side int, b *Batch, pi, pe []int32, other *joinSide) *B
 	return out
 }
 
-// emitPadded emits rows of side padded with NULLs for the other side's columns.
-func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
+// emitPadded emits rows of side padded with NULLs for the other side's columns, with weights
+// ws and, unless nil, watermarks wms.
+func (j *HashJoin) emitPadded(side int, rows [][]any, ws, wms []int64) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -517,7 +543,7 @@ func (j *HashJoin) emitPadded(side int, rows [][]any, ws []int64) error {
 		full[i] = f
 	}
 	out := RowsToBatch(full, append(append([]types.T{}, j.LeftT...), j.RightT...))
-	out.W = ws
+	out.W, out.WM = ws, wms
 	return j.Out.EmitBatch(out)
 }
 
