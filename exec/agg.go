@@ -123,7 +123,7 @@ type HashAgg struct {
 	// before the first and the last of its rows in them: a change's old row is stamped with
 	// the first, its new row with the last, as if the rows had come one by one.
 	wmFirst, wmLast []int64
-	free    []int32
+	free            []int32
 	// byEnd lists a windowed aggregate's groups by window_end; lastEnd caches the list
 	// used last (nil after a window is freed).
 	byEnd   map[int64]*[]int32
