@@ -294,6 +294,30 @@ func TestDBPlaceholderGoTypes(t *testing.T) {
 	}
 }
 
+// TestDBPlaceholdersWhereTheFrontPassRewrites: placeholders bind in the order written where
+// the front pass moves text (OFFSET/FETCH, FILTER (WHERE ...)) or reads a primary expression
+// (IS DISTINCT FROM, ::T), as the same query with the values written in.
+func TestDBPlaceholdersWhereTheFrontPassRewrites(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE n (x BIGINT); INSERT INTO n VALUES (1), (2), (3), (4), (5), (6), (7)")
+	for _, c := range []struct {
+		q, lit string
+		args   []any
+	}{
+		{"SELECT x FROM n ORDER BY x OFFSET ? ROWS FETCH FIRST ? ROWS ONLY", "SELECT x FROM n ORDER BY x OFFSET 1 ROWS FETCH FIRST 2 ROWS ONLY", []any{1, 2}},
+		{"SELECT x FROM n ORDER BY x OFFSET ? ROWS FETCH NEXT ? ROWS ONLY", "SELECT x FROM n ORDER BY x OFFSET 4 ROWS FETCH NEXT 1 ROWS ONLY", []any{4, 1}},
+		{"SELECT SUM(x + ?) FILTER (WHERE x > ?) FROM n", "SELECT SUM(x + 100) FILTER (WHERE x > 5) FROM n", []any{100, 5}},
+		{"SELECT x FROM n WHERE x IS NOT DISTINCT FROM ?", "SELECT x FROM n WHERE x IS NOT DISTINCT FROM 3", []any{3}},
+		{"SELECT x FROM n WHERE x IS DISTINCT FROM ? ORDER BY x", "SELECT x FROM n WHERE x IS DISTINCT FROM 3 ORDER BY x", []any{3}},
+		{"SELECT ?::BIGINT + x FROM n WHERE x = ?", "SELECT '10'::BIGINT + x FROM n WHERE x = 2", []any{"10", 2}},
+	} {
+		got, want := queryStrings(t, db, c.q, c.args...), queryStrings(t, db, c.lit)
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+			t.Errorf("%s with %v: %v, want %v (%s)", c.q, c.args, got, want, c.lit)
+		}
+	}
+}
+
 // ---- persistence ----
 
 func TestDBReopenKeepsTablesRowsAndViews(t *testing.T) {

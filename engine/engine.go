@@ -280,7 +280,7 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 	}
 	nparams := 0
 	for _, s := range stmts {
-		n := numberParams(s.Node) + s.Params
+		n := numberParams(s) + s.Params
 		if n > 0 && s.Kind == sql.KindCreateView {
 			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in CREATE MATERIALIZED VIEW: its query is kept as text; write the values in")
 		}
@@ -291,7 +291,7 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 	}
 	var res *Result
 	for _, s := range stmts {
-		n := numberParams(s.Node) + s.Params
+		n := numberParams(s) + s.Params
 		if res, err = e.execOne(ctx, s, args[:n]); err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func NumInput(text string) (int, error) {
 	}
 	n := 0
 	for _, s := range stmts {
-		n += numberParams(s.Node) + s.Params
+		n += numberParams(s) + s.Params
 	}
 	return n, nil
 }
@@ -438,13 +438,13 @@ func firstWords(s string) string {
 }
 
 // numberParams gives the ? placeholders of a statement their order (TiDB leaves it 0).
-func numberParams(n ast.Node) int {
-	if n == nil {
+func numberParams(s *sql.Stmt) int {
+	if s.Node == nil {
 		return 0
 	}
 	v := &paramVisitor{}
-	n.Accept(v)
-	sort.Slice(v.params, func(i, j int) bool { return v.params[i].Offset < v.params[j].Offset })
+	s.Node.Accept(v)
+	sort.Slice(v.params, func(i, j int) bool { return s.UserOffset(v.params[i].Offset) < s.UserOffset(v.params[j].Offset) })
 	for i, p := range v.params {
 		p.Order = i
 	}

@@ -108,9 +108,10 @@
 // the call `extract_<unit>`(ts).
 //
 // Placeholders: each `?` is a *test_driver.ParamMarkerExpr whose Order is 0
-// (TiDB's parser does not number them): number them by ascending Offset. The
-// front pass never reorders text that can hold a `?`, so Offset order is the
-// order written.
+// (TiDB's parser does not number them): number them in the order written, by
+// Stmt.UserOffset of their Offset — the front pass moves text (OFFSET/FETCH
+// becomes LIMIT/OFFSET, FILTER (WHERE c) a CASE around the argument), so carrier
+// order is not the user's.
 //
 // Positions for binder errors: Stmt.ErrorAt(name, ...) locates the first
 // identifier token equal to name; Stmt.PosOf(node) maps an expression node's

@@ -191,8 +191,8 @@ func (r *rewriter) wrapNulls(w *wraps, k int) {
 }
 
 // primaryEnd returns the index after the primary expression starting at token i — a
-// (qualified) name, a call, a signed number, a string, a typed literal or a parenthesized
-// expression, with any ::T casts — or -1 if there is none or an operator binding tighter
+// (qualified) name, a call, a signed number, a string, a placeholder, a typed literal or a
+// parenthesized expression, with any ::T casts — or -1 if there is none or an operator binding tighter
 // than a comparison follows it.
 func (r *rewriter) primaryEnd(i int) int {
 	t := r.at(i)
@@ -207,7 +207,7 @@ func (r *rewriter) primaryEnd(i int) int {
 		}
 	case (t.op("-") || t.op("+")) && r.at(i+1).kind == tkNumber:
 		k = i + 2
-	case t.kind == tkNumber || t.kind == tkString:
+	case t.kind == tkNumber || t.kind == tkString || t.kind == tkParam:
 		k = i + 1
 	case (t.is("DATE") || t.is("TIMESTAMP") || t.is("TIME")) && r.at(i+1).kind == tkString:
 		k = i + 2
@@ -245,7 +245,8 @@ func (r *rewriter) primaryEnd(i int) int {
 }
 
 // castOperand returns the first token of the primary expression ending at token p: a
-// (qualified) name, a literal, a typed literal, a call or a parenthesized expression.
+// (qualified) name, a literal, a placeholder, a typed literal, a call or a parenthesized
+// expression.
 func (r *rewriter) castOperand(p int) (int, bool) {
 	if p < 0 {
 		return 0, false
@@ -267,7 +268,7 @@ func (r *rewriter) castOperand(p int) (int, bool) {
 			start -= 2
 		}
 		return start, true
-	case t.kind == tkNumber:
+	case t.kind == tkNumber || t.kind == tkParam:
 		return p, true
 	case t.kind == tkString:
 		if q := r.at(p - 1); p > 0 && (q.is("DATE") || q.is("TIMESTAMP") || q.is("TIME")) {

@@ -178,6 +178,15 @@ func (s *Stmt) PosOf(n ast.Node) Pos {
 	return posAt(s.src, s.cmap.user(n.OriginTextPosition()))
 }
 
+// UserOffset maps an offset in Node's text (an ast node's OriginTextPosition, a
+// placeholder's Offset) to the offset of the user's text it stands for.
+func (s *Stmt) UserOffset(off int) int {
+	if s.cmap == nil {
+		return off
+	}
+	return s.cmap.user(off)
+}
+
 // UserText returns the user's text for the carrier text [off, off+n) of Node (a select
 // field's expression, say), trimmed; "" when it cannot be mapped.
 func (s *Stmt) UserText(off, n int) string {
