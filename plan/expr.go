@@ -287,7 +287,7 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		if !ok {
 			return nil, b.errAt(n, "unsupported EXISTS operand")
 		}
-		node, c, err := b.bindSubquery(sub.Query, s)
+		node, c, err := b.bindSubquery(sub, s)
 		if err != nil {
 			return nil, err
 		}
@@ -492,7 +492,7 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 		if !ok {
 			return nil, b.errAt(n, "unsupported IN operand")
 		}
-		node, c, err := b.bindSubquery(sub.Query, s)
+		node, c, err := b.bindSubquery(sub, s)
 		if err != nil {
 			return nil, err
 		}
@@ -528,7 +528,7 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 }
 
 func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, error) {
-	node, c, err := b.bindSubquery(n.Query, s)
+	node, c, err := b.bindSubquery(n, s)
 	if err != nil {
 		return nil, err
 	}
@@ -731,7 +731,7 @@ func (b *Binder) bindCompareSubquery(n *ast.CompareSubqueryExpr, s *scope) (exec
 	if err != nil {
 		return nil, err
 	}
-	node, c, err := b.bindSubquery(sub.Query, s)
+	node, c, err := b.bindSubquery(sub, s)
 	if err != nil {
 		return nil, err
 	}

@@ -246,7 +246,7 @@ func (b *Binder) bindLimit(l *ast.Limit, in Node) (Node, error) {
 		return nil, err
 	}
 	if b.Streaming {
-		return nil, b.errAt(l.Count, "LIMIT is not supported in a materialized view (use window Top-N)")
+		return nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("LIMIT", "FETCH", "OFFSET"), "LIMIT is not supported in a materialized view (use window Top-N)")
 	}
 	return &Limit{Input: in, Count: count, Offset: max(off, 0)}, nil
 }

@@ -170,10 +170,11 @@ func (x *correlatedExpr) evalRow(lv any) (any, error) {
 
 // bindSubquery binds a subquery used as an expression and reports its outer references: with
 // none, the caller runs it once and uses constants; with some, a correlatedExpr.
-func (b *Binder) bindSubquery(q ast.ResultSetNode, s *scope) (node Node, c *correlation, err error) {
+func (b *Binder) bindSubquery(sub *ast.SubqueryExpr, s *scope) (node Node, c *correlation, err error) {
 	if b.Streaming {
-		return nil, nil, b.errAt(q, "subqueries in expressions are not supported in materialized views")
+		return nil, nil, b.errAt(sub, "subqueries in expressions are not supported in materialized views")
 	}
+	q := sub.Query
 	c = &correlation{outer: s}
 	b.corr = append(b.corr, c)
 	defer func() { b.corr = b.corr[:len(b.corr)-1] }()

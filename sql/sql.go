@@ -161,6 +161,19 @@ func (s *Stmt) PosAfter(keywords []string, raw string) Pos {
 	return s.Pos
 }
 
+// KeywordPos returns the position of the first token that is one of words, or the
+// statement's position when there is none: a clause the parser records no offset for.
+func (s *Stmt) KeywordPos(words ...string) Pos {
+	for _, t := range s.toks {
+		for _, w := range words {
+			if t.is(w) {
+				return posAt(s.src, t.off)
+			}
+		}
+	}
+	return s.Pos
+}
+
 // ErrorAtPos returns a *Error at p.
 func (s *Stmt) ErrorAtPos(p Pos, format string, args ...any) *Error {
 	return &Error{Line: p.Line, Col: p.Col, Msg: fmt.Sprintf(format, args...)}
