@@ -197,12 +197,9 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	res, err := c.db.eng.Exec(ctx, query, values(args))
+	res, err := c.db.ExecContext(ctx, query, values(args)...)
 	if err != nil {
 		return nil, err
-	}
-	if res.Sub != nil {
-		res.Sub.Close()
 	}
 	return driver.RowsAffected(res.RowsAffected), nil
 }

@@ -428,3 +428,21 @@ func TestDriverDecimalTextPlaceholder(t *testing.T) {
 		t.Fatalf("after amount + '0.01': %q, %v", amount, err)
 	}
 }
+
+// TestDriverSubscribeNeedsQuery: Exec refuses SUBSCRIBE through database/sql as the Go API
+// does, a SUBSCRIBE before another statement is refused (its rows would be lost), and a nil
+// []byte placeholder is NULL.
+func TestDriverSubscribeNeedsQuery(t *testing.T) {
+	db := sqlOpenT(t, "")
+	sqlExec(t, db, "CREATE TABLE t (k BIGINT, s VARCHAR); CREATE MATERIALIZED VIEW v AS SELECT k FROM t")
+	if _, err := db.Exec("SUBSCRIBE v"); err == nil || !strings.Contains(err.Error(), "use Query") {
+		t.Errorf("Exec(SUBSCRIBE v): %v, want an error saying to use Query", err)
+	}
+	if _, err := db.Query("SUBSCRIBE v; SELECT 1"); err == nil || !strings.Contains(err.Error(), "SUBSCRIBE must be the last statement") {
+		t.Errorf("Query(SUBSCRIBE v; SELECT 1): %v, want a refusal", err)
+	}
+	sqlExec(t, db, "INSERT INTO t VALUES (1, ?), (2, ?)", []byte(nil), []byte("x"))
+	if got := fmt.Sprint(sqlStrings(t, db, "SELECT k FROM t WHERE s IS NULL")); got != "[1]" {
+		t.Errorf("rows with s NULL: %s, want [1] (a nil []byte is NULL)", got)
+	}
+}

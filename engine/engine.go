@@ -279,7 +279,10 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 		return &Result{}, nil
 	}
 	nparams := 0
-	for _, s := range stmts {
+	for i, s := range stmts {
+		if s.Kind == sql.KindSubscribe && i < len(stmts)-1 {
+			return nil, s.ErrorAtPos(s.Pos, "SUBSCRIBE must be the last statement: its rows are the result")
+		}
 		n := numberParams(s) + s.Params
 		if n > 0 && s.Kind == sql.KindCreateView {
 			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in CREATE MATERIALIZED VIEW: its query is kept as text; write the values in")

@@ -132,7 +132,7 @@ func decimalLiteral(s string) (exec.Expr, error) {
 	return &exec.Const{V: d, T: types.DecimalOf(p, scale)}, nil
 }
 
-// constOfGo converts a placeholder argument to a constant.
+// constOfGo converts a placeholder argument to a constant: nil and a nil []byte are NULL.
 func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
 	switch x := v.(type) {
 	case nil:
@@ -170,6 +170,9 @@ func constOfGo(v any, n ast.Node, b *Binder) (exec.Expr, error) {
 	case string:
 		return &exec.Const{V: x, T: types.TVarchar}, nil
 	case []byte:
+		if x == nil { // as database/sql drivers take a nil []byte: NULL
+			return &exec.Const{T: types.TNull}, nil
+		}
 		return &exec.Const{V: string(x), T: types.TVarchar}, nil
 	case time.Time:
 		return &exec.Const{V: x.UnixMilli(), T: types.TTimestamp}, nil
