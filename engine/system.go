@@ -32,7 +32,7 @@ var systemTables = map[string]systemTable{
 		rows: func(e *Engine) [][]any {
 			out := make([][]any, len(e.late))
 			for i, l := range e.late {
-				out[i] = []any{l.view, l.table, l.eventTime, wmValue(l.watermark), l.rowJSON}
+				out[i] = []any{l.view, l.table, wmValue(l.eventTime), wmValue(l.watermark), l.rowJSON}
 			}
 			return out
 		},
@@ -117,6 +117,7 @@ var systemTables = map[string]systemTable{
 	},
 }
 
+// wmValue is a watermark or event time as a value: NULL for none.
 func wmValue(w int64) any {
 	if w == exec.NoWatermark {
 		return nil

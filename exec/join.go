@@ -190,8 +190,12 @@ func (j *HashJoin) dropLate(side int, b *Batch) *Batch {
 		// A retraction too: its row was late itself, or its matches were emitted with rows
 		// the join may have freed; either way it is a late change (see IntervalSpec).
 		if times.IsNull(i) || Int64s(times)[i] <= w {
-			if rep := j.Interval.Late[side]; rep != nil && times.IsValid(i) {
-				rep(Int64s(times)[i], w, b.Row(i))
+			if rep := j.Interval.Late[side]; rep != nil {
+				t := Int64s(times)[i]
+				if times.IsNull(i) {
+					t = NoWatermark // no time: reported like a late row, with none
+				}
+				rep(t, w, b.Row(i))
 			}
 			continue
 		}

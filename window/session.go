@@ -82,10 +82,6 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	b := m.Batch
 	tcol := b.Cols[s.TimeCol]
 	for i := 0; i < b.N; i++ {
-		if tcol.IsNull(i) {
-			continue
-		}
-		ts := exec.Int64s(tcol)[i]
 		wm := exec.NoWatermark
 		switch {
 		case b.WM != nil:
@@ -93,6 +89,13 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		case s.seen:
 			wm = s.w
 		}
+		if tcol.IsNull(i) { // no session: reported like a late row
+			if s.Late != nil {
+				s.Late(LateRow{EventTime: NoTime, Watermark: wm, Row: b.Row(i)})
+			}
+			continue
+		}
+		ts := exec.Int64s(tcol)[i]
 		s.kb = exec.RowKey(s.kb[:0], b, s.PartCols, i)
 		key := string(s.kb)
 		if w := b.Weight(i); w > 0 {

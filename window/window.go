@@ -8,7 +8,9 @@
 // Invariant: a row is applied only to windows that are not complete when it arrives (judged
 // against the watermark in force just before the row); a row all of whose windows are
 // complete is late: it is reported to the Late sink and applied nowhere. The same holds for
-// a retraction (a DELETE or UPDATE upstream): a complete window is final.
+// a retraction (a DELETE or UPDATE upstream): a complete window is final. A row whose time is
+// NULL (possible over a view: outer-join padding, a CASE) has no window: it is reported to
+// Late too, with no event time (NoTime), so no row vanishes unseen.
 package window
 
 import (
@@ -51,6 +53,9 @@ func (s Spec) Windows(dst [][2]int64, ts int64) [][2]int64 {
 	}
 	return dst
 }
+
+// NoTime is the EventTime of a LateRow whose time is NULL.
+const NoTime = exec.NoWatermark
 
 // LateRow describes one late row for the late-row side output.
 type LateRow struct {
@@ -110,10 +115,13 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	idx := make([]int32, 0, b.N*perRow)
 	starts, ends := make([]int64, 0, b.N*perRow), make([]int64, 0, b.N*perRow)
 	for i := 0; i < b.N; i++ {
+		wm := a.rowWatermark(b, i)
 		if tcol.IsNull(i) {
+			if a.Late != nil {
+				a.Late(LateRow{EventTime: NoTime, Watermark: wm, Row: b.Row(i)})
+			}
 			continue
 		}
-		wm := a.rowWatermark(b, i)
 		a.buf = a.Spec.Windows(a.buf[:0], ts[i])
 		applied := false
 		for _, w := range a.buf {
