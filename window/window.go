@@ -108,12 +108,18 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			return a.Out.EmitBatch(out)
 		}
 	}
+	if a.Spec.Kind == sql.Hop && a.Reuse && tcol.NullN() == 0 {
+		if out, ok := a.hop(b, ts); ok {
+			return a.Out.EmitBatch(out)
+		}
+	}
 	perRow := 1 // windows per row, at most
 	if a.Spec.Kind != sql.Tumble {
 		perRow = int(a.Spec.Args[1] / a.Spec.Args[0])
 	}
 	idx := make([]int32, 0, b.N*perRow)
 	starts, ends := make([]int64, 0, b.N*perRow), make([]int64, 0, b.N*perRow)
+	var lanes []int32 // with Reuse: each output row's place among its row's windows
 	for i := 0; i < b.N; i++ {
 		wm := a.rowWatermark(b, i)
 		if tcol.IsNull(i) {
@@ -124,7 +130,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 		}
 		a.buf = a.Spec.Windows(a.buf[:0], ts[i])
 		applied := false
-		for _, w := range a.buf {
+		for k, w := range a.buf {
 			if w[1]-1 <= wm {
 				continue // complete before this row arrived
 			}
@@ -132,6 +138,9 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			idx = append(idx, int32(i))
 			starts = append(starts, w[0])
 			ends = append(ends, w[1])
+			if a.Reuse && perRow > 1 {
+				lanes = append(lanes, int32(k))
+			}
 		}
 		if !applied && a.Late != nil { // an insertion or a retraction: either is a late change
 			a.Late(LateRow{EventTime: ts[i], Watermark: wm, Row: b.Row(i)})
@@ -140,6 +149,9 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	if len(idx) == 0 {
 		return nil
 	}
+	if lanes != nil {
+		idx, starts, ends = byLane(lanes, perRow, idx, starts, ends)
+	}
 	out := exec.Take(b, idx, a.Types)
 	wt := make([]int64, len(ends))
 	for i, e := range ends {
@@ -147,6 +159,61 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	}
 	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	return a.Out.EmitBatch(out)
+}
+
+// byLane reorders the output rows lane by lane — every row's newest window, then every row's
+// second newest, ... — keeping the input order within a lane. An aggregate then sees long
+// runs of one window (consecutive rows share their k-th window) instead of a row's windows in
+// turn. It is done only for an aggregate (Reuse), whose result does not depend on row order;
+// a window's rows in time order stay in order (its earliest rows have it newest).
+func byLane(lanes []int32, n int, idx []int32, starts, ends []int64) ([]int32, []int64, []int64) {
+	at := make([]int, n+1) // where each lane starts in the output
+	for _, k := range lanes {
+		at[k+1]++
+	}
+	for k := 1; k <= n; k++ {
+		at[k] += at[k-1]
+	}
+	idx2, starts2, ends2 := make([]int32, len(idx)), make([]int64, len(idx)), make([]int64, len(idx))
+	for j, k := range lanes {
+		p := at[k]
+		at[k]++
+		idx2[p], starts2[p], ends2[p] = idx[j], starts[j], ends[j]
+	}
+	return idx2, starts2, ends2
+}
+
+// hop is the fast path of HOP for an aggregate (Reuse) when no row of b is late: the output
+// is in lanes (see byLane), each lane's windows computed once per run of rows in one slide.
+// A row skips the windows complete before it, as in Push.
+func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
+	slide, size, n := a.Spec.Args[0], a.Spec.Args[1], b.N
+	lanes := int(size / slide)
+	ts = ts[:n]
+	idx := make([]int32, 0, n*lanes)
+	starts := make([]int64, 0, n*lanes)
+	for k := 0; k < lanes; k++ {
+		back := int64(k) * slide
+		s := types.FloorDiv(ts[0], slide) * slide // the row's slide, its newest window's start
+		for i, t := range ts {
+			if t < s || t-s >= slide {
+				s = types.FloorDiv(t, slide) * slide
+			}
+			if start := s - back; start+size-1 > a.rowWatermark(b, i) {
+				idx = append(idx, int32(i))
+				starts = append(starts, start)
+			} else if k == 0 {
+				return nil, false // its newest window is complete: late, for the general path
+			}
+		}
+	}
+	out := exec.Take(b, idx, a.Types)
+	ends, wt := make([]int64, len(starts)), make([]int64, len(starts))
+	for i, st := range starts {
+		ends[i], wt[i] = st+size, st+size-1
+	}
+	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
+	return out, true
 }
 
 // tumble is the fast path of TUMBLE when no row of b is late: one window per row, so the
