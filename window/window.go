@@ -15,6 +15,7 @@ package window
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
@@ -207,13 +208,52 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 			}
 		}
 	}
-	out := exec.Take(b, idx, a.Types)
-	ends, wt := make([]int64, len(starts)), make([]int64, len(starts))
+	m := len(idx)
+	slab := a.buffer((len(b.Cols) + 2) * m)
+	out := &exec.Batch{N: m, Cols: make([]arrow.Array, 0, len(b.Cols)+3)}
+	for c, col := range b.Cols {
+		x, ok := col.(*array.Int64)
+		if !ok || col.NullN() > 0 {
+			out.Cols = append(out.Cols, exec.TakeArray(col, idx, a.Types[c]))
+			continue
+		}
+		vals, dst := x.Int64Values(), slab[c*m:(c+1)*m:(c+1)*m]
+		for i, j := range idx {
+			dst[i] = vals[j]
+		}
+		out.Cols = append(out.Cols, exec.NewInt64(dst, nil))
+	}
+	ends, wt := slab[len(b.Cols)*m:(len(b.Cols)+1)*m:(len(b.Cols)+1)*m], slab[(len(b.Cols)+1)*m:]
 	for i, st := range starts {
 		ends[i], wt[i] = st+size, st+size-1
 	}
 	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
+	out.W, out.WM = takeInt64s(b.W, idx), takeInt64s(b.WM, idx)
 	return out, true
+}
+
+// takeInt64s gathers vals at idx (nil stays nil).
+func takeInt64s(vals []int64, idx []int32) []int64 {
+	if vals == nil {
+		return nil
+	}
+	out := make([]int64, len(idx))
+	for i, j := range idx {
+		out[i] = vals[j]
+	}
+	return out
+}
+
+// buffer returns n int64s for window columns: with Reuse, the same memory batch after batch.
+func (a *Assign) buffer(n int) []int64 {
+	if cap(a.slab) >= n {
+		return a.slab[:n]
+	}
+	slab := make([]int64, n)
+	if a.Reuse {
+		a.slab = slab
+	}
+	return slab
 }
 
 // tumble is the fast path of TUMBLE when no row of b is late: one window per row, so the
@@ -223,13 +263,7 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 // it; the three columns share one allocation.
 func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	size, n := a.Spec.Args[0], b.N
-	slab := a.slab
-	if cap(slab) < 3*n {
-		slab = make([]int64, 3*n)
-		if a.Reuse {
-			a.slab = slab
-		}
-	}
+	slab := a.buffer(3 * n)
 	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:3*n:3*n]
 	ts = ts[:n]
 	s := types.FloorDiv(ts[0], size) * size
