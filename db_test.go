@@ -320,6 +320,33 @@ func TestDBPlaceholdersWhereTheFrontPassRewrites(t *testing.T) {
 
 // ---- persistence ----
 
+// TestDBViewOverViewAfterRestart: a view's rows keep, through a checkpoint and a restart,
+// the watermark each was judged against, so a window over the view created after the restart
+// finds late what it would have found late before.
+func TestDBViewOverViewAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	const window = `SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE f, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end`
+	db := openT(t, dir)
+	mustExec(t, db, `CREATE TABLE t (id BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts);
+		CREATE MATERIALIZED VIEW f AS SELECT v, ts FROM t WHERE v > 0;
+		INSERT INTO t VALUES (1, 1, TIMESTAMP '2024-01-01 00:00:30');
+		INSERT INTO t VALUES (2, 2, TIMESTAMP '2024-01-01 00:00:02');
+		CREATE MATERIALIZED VIEW w1 AS `+window+`;
+		CHECKPOINT`)
+	want := fmt.Sprint(queryStrings(t, db, "SELECT window_start, n FROM w1"))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openT(t, dir)
+	mustExec(t, db, "CREATE MATERIALIZED VIEW w2 AS "+window)
+	if got := fmt.Sprint(queryStrings(t, db, "SELECT window_start, n FROM w2")); got != want {
+		t.Errorf("a window over f created after a restart holds %s; before it, %s", got, want)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.late_rows WHERE view_name = 'w2'"); n != 1 {
+		t.Errorf("w2 has %d late rows, want 1 (the 00:00:02 row)", n)
+	}
+}
+
 func TestDBReopenKeepsTablesRowsAndViews(t *testing.T) {
 	dir := t.TempDir()
 	db, err := streamsql.Open(dir)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/state"
 	"github.com/streamsql/streamsql/types"
@@ -175,15 +177,18 @@ const (
 const segmentsOp = 0xffff
 
 // A segment is a kind byte, then: segCols, a batch of rows added, in Arrow IPC
-// (exec.EncodeIPC); segAdd, rows added, and segSub, rows retracted, as row encodings each
-// after its length (segAdd for a batch EncodeIPC refuses). A checkpoint appends what changed
+// (exec.EncodeIPC), or segColsWM, the same with the watermark each row was judged against as
+// a last column (a view over this one judges lateness by it); segAdd, rows added, and
+// segSub, rows retracted, as row encodings each after its length (segAdd for a batch
+// EncodeIPC refuses: its rows lose their watermarks). A checkpoint appends what changed
 // since the last one as segments, so it writes a few large values, not a key per row; once
 // the log holds more than twice the rows it adds up to, the next checkpoint rewrites it as
 // the rows alone.
 const (
-	segCols = 'C'
-	segAdd  = 'A'
-	segSub  = 'D'
+	segCols   = 'C'
+	segColsWM = 'W'
+	segAdd    = 'A'
+	segSub    = 'D'
 	// minLogRows is a log length never worth a rewrite.
 	minLogRows = 4096
 )
@@ -214,8 +219,13 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 		var kb []byte
 		for _, b := range bs {
 			var enc bytes.Buffer
-			enc.WriteByte(segCols)
-			if exec.EncodeIPC(&enc, b, s.types) == nil {
+			kind, cols, ts := byte(segCols), b, s.types
+			if b.WM != nil { // the watermarks go along as a last column
+				kind, ts = segColsWM, append(append([]types.T{}, s.types...), types.TBigInt)
+				cols = &exec.Batch{N: b.N, Cols: append(append([]arrow.Array{}, b.Cols...), exec.NewInt64(b.WM, nil))}
+			}
+			enc.WriteByte(kind)
+			if exec.EncodeIPC(&enc, cols, ts) == nil {
 				write(enc.Bytes(), int64(b.N))
 				continue
 			}
@@ -269,10 +279,19 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
-			if len(buf) > 0 && buf[0] == segCols {
-				b, err := exec.DecodeIPC(buf[1:], s.types)
+			if len(buf) > 0 && (buf[0] == segCols || buf[0] == segColsWM) {
+				ts := s.types
+				if buf[0] == segColsWM {
+					ts = append(append([]types.T{}, s.types...), types.TBigInt)
+				}
+				b, err := exec.DecodeIPC(buf[1:], ts)
 				if err != nil {
 					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
+				}
+				if buf[0] == segColsWM {
+					last := len(b.Cols) - 1
+					b.WM = exec.Int64s(b.Cols[last])
+					b.Cols = b.Cols[:last]
 				}
 				s.logRows += int64(b.N)
 				s.add(b, false)
