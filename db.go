@@ -113,13 +113,9 @@ func (db *DB) Exec(query string, args ...any) (Result, error) {
 
 // ExecContext is Exec with a context.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (Result, error) {
-	res, err := db.eng.Exec(ctx, query, args)
+	res, err := db.eng.ExecNoRows(ctx, query, args)
 	if err != nil {
 		return Result{}, err
-	}
-	if res.Sub != nil {
-		res.Sub.Close()
-		return Result{}, fmt.Errorf("SUBSCRIBE returns rows: use Query or Subscribe")
 	}
 	return Result{RowsAffected: res.RowsAffected}, nil
 }

@@ -309,6 +309,7 @@ func TestDBPlaceholdersWhereTheFrontPassRewrites(t *testing.T) {
 		{"SELECT SUM(x + ?) FILTER (WHERE x > ?) FROM n", "SELECT SUM(x + 100) FILTER (WHERE x > 5) FROM n", []any{100, 5}},
 		{"SELECT x FROM n WHERE x IS NOT DISTINCT FROM ?", "SELECT x FROM n WHERE x IS NOT DISTINCT FROM 3", []any{3}},
 		{"SELECT x FROM n WHERE x IS DISTINCT FROM ? ORDER BY x", "SELECT x FROM n WHERE x IS DISTINCT FROM 3 ORDER BY x", []any{3}},
+		{"SELECT x FROM n WHERE x IS DISTINCT FROM -? ORDER BY x", "SELECT x FROM n WHERE x IS DISTINCT FROM 3 ORDER BY x", []any{-3}},
 		{"SELECT ?::BIGINT + x FROM n WHERE x = ?", "SELECT '10'::BIGINT + x FROM n WHERE x = 2", []any{"10", 2}},
 	} {
 		got, want := queryStrings(t, db, c.q, c.args...), queryStrings(t, db, c.lit)

@@ -441,6 +441,12 @@ func TestDriverSubscribeNeedsQuery(t *testing.T) {
 	if _, err := db.Query("SUBSCRIBE v; SELECT 1"); err == nil || !strings.Contains(err.Error(), "SUBSCRIBE must be the last statement") {
 		t.Errorf("Query(SUBSCRIBE v; SELECT 1): %v, want a refusal", err)
 	}
+	if _, err := db.Exec("INSERT INTO t VALUES (9, 'z'); SUBSCRIBE v"); err == nil {
+		t.Error("Exec(INSERT ...; SUBSCRIBE v) was accepted")
+	}
+	if got := fmt.Sprint(sqlStrings(t, db, "SELECT COUNT(*) FROM t")); got != "[0]" {
+		t.Errorf("after a refused Exec(INSERT ...; SUBSCRIBE v), t holds %s rows, want [0]: nothing runs", got)
+	}
 	sqlExec(t, db, "INSERT INTO t VALUES (1, ?), (2, ?)", []byte(nil), []byte("x"))
 	if got := fmt.Sprint(sqlStrings(t, db, "SELECT k FROM t WHERE s IS NULL")); got != "[1]" {
 		t.Errorf("rows with s NULL: %s, want [1] (a nil []byte is NULL)", got)

@@ -271,6 +271,23 @@ func (e *Engine) Close() error {
 
 // Exec runs every statement of text and returns the last one's result.
 func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, error) {
+	return e.exec(ctx, text, args, true)
+}
+
+// ExecNoRows is Exec for a caller that takes no rows: a SUBSCRIBE is refused — alone, once
+// it has checked its view and options; among other statements, before any of them runs.
+func (e *Engine) ExecNoRows(ctx context.Context, text string, args []any) (*Result, error) {
+	res, err := e.exec(ctx, text, args, false)
+	if err == nil && res.Sub != nil {
+		res.Sub.Close()
+		return nil, errSubscribeRows
+	}
+	return res, err
+}
+
+var errSubscribeRows = errors.New("SUBSCRIBE returns rows: use Query or Subscribe")
+
+func (e *Engine) exec(ctx context.Context, text string, args []any, rows bool) (*Result, error) {
 	stmts, err := sql.Parse(text)
 	if err != nil {
 		return nil, err
@@ -280,6 +297,9 @@ func (e *Engine) Exec(ctx context.Context, text string, args []any) (*Result, er
 	}
 	nparams := 0
 	for i, s := range stmts {
+		if s.Kind == sql.KindSubscribe && !rows && len(stmts) > 1 {
+			return nil, s.ErrorAtPos(s.Pos, "%v", errSubscribeRows)
+		}
 		if s.Kind == sql.KindSubscribe && i < len(stmts)-1 {
 			return nil, s.ErrorAtPos(s.Pos, "SUBSCRIBE must be the last statement: its rows are the result")
 		}

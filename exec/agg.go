@@ -160,7 +160,7 @@ func (h *HashAgg) init() {
 		h.accs[i] = newAccumulator(a, h.Retract)
 	}
 	if h.Windowed {
-		h.byEnd = map[int64]*[]int32{}
+		h.byEnd, h.lastEnd = map[int64]*[]int32{}, nil
 	}
 	if len(h.Keys) == 0 {
 		h.TTL = 0
@@ -212,7 +212,7 @@ func (h *HashAgg) newGroup(key []any) int32 {
 	return g
 }
 
-// newIntGroup makes a group with an unboxed int key (see intRows).
+// newIntGroup makes a group with an unboxed int key (see ints).
 func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 	g := h.slot()
 	copy(h.ints[int(g)*len(h.Keys):], key[:len(h.Keys)])
@@ -267,8 +267,8 @@ func (h *HashAgg) fire(w int64) error {
 	if len(done) == 0 {
 		return nil
 	}
-	// Windows close in time order; a window's groups are emitted by group id, and released
-	// in the order they were made.
+	// Windows close in time order; with EMIT ON WINDOW CLOSE a window's groups are emitted
+	// by group id; groups are released in the order they were made.
 	slices.Sort(ends)
 	done = done[:0]
 	for _, end := range ends {
@@ -592,15 +592,6 @@ func sameResults(a []arrow.Array, i int, b []arrow.Array, j int) bool {
 	return true
 }
 
-// resultTypes are the aggregates' result types.
-func (h *HashAgg) resultTypes() []types.T {
-	ts := make([]types.T, len(h.Aggs))
-	for i, a := range h.Aggs {
-		ts[i] = a.ResultType()
-	}
-	return ts
-}
-
 // ConcatChanges joins retractions and insertions into one batch, so that downstream (a
 // subscriber) sees an update as one change: -U then +U.
 func ConcatChanges(bs ...*Batch) *Batch {
@@ -877,7 +868,7 @@ func (h *HashAgg) stringGroup(b *Batch, i int) int32 {
 	return g
 }
 
-// intKey packs a group key of int columns without NULLs for intRows; ok is false for keys
+// intKey packs a group key of int columns without NULLs for ints; ok is false for keys
 // kept boxed.
 func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 	if !h.intKeyed() {

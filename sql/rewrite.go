@@ -191,7 +191,7 @@ func (r *rewriter) wrapNulls(w *wraps, k int) {
 }
 
 // primaryEnd returns the index after the primary expression starting at token i — a
-// (qualified) name, a call, a signed number, a string, a placeholder, a typed literal or a
+// (qualified) name, a call, a (signed) number or placeholder, a string, a typed literal or a
 // parenthesized expression, with any ::T casts — or -1 if there is none or an operator binding tighter
 // than a comparison follows it.
 func (r *rewriter) primaryEnd(i int) int {
@@ -205,7 +205,7 @@ func (r *rewriter) primaryEnd(i int) int {
 		if m := r.matchParen(i); m >= 0 {
 			k = m + 1
 		}
-	case (t.op("-") || t.op("+")) && r.at(i+1).kind == tkNumber:
+	case (t.op("-") || t.op("+")) && (r.at(i+1).kind == tkNumber || r.at(i+1).kind == tkParam):
 		k = i + 2
 	case t.kind == tkNumber || t.kind == tkString || t.kind == tkParam:
 		k = i + 1

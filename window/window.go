@@ -197,7 +197,7 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 		back := int64(k) * slide
 		s := types.FloorDiv(ts[0], slide) * slide // the row's slide, its newest window's start
 		for i, t := range ts {
-			if t < s || t-s >= slide {
+			if t < s || uint64(t-s) >= uint64(slide) {
 				s = types.FloorDiv(t, slide) * slide
 			}
 			if start := s - back; start+size-1 > a.rowWatermark(b, i) {
@@ -268,7 +268,7 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	ts = ts[:n]
 	s := types.FloorDiv(ts[0], size) * size
 	for i, t := range ts {
-		if t < s || t-s >= size {
+		if t < s || uint64(t-s) >= uint64(size) { // t >= s: t-s is exact unsigned
 			s = types.FloorDiv(t, size) * size
 		}
 		if b.WM != nil {
