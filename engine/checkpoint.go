@@ -34,7 +34,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 5
+const ckptFormat = 6
 
 type checkpointInfo struct {
 	id     int64

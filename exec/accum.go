@@ -367,13 +367,16 @@ func (s *floatSumAcc) result(g int32) any {
 // retractions, for the variances and standard deviations (population: over n; sample: over
 // n-1, NULL for one value). Integer and DECIMAL input is summed exactly (unscaled, in
 // big integers), so retractions leave no rounding behind and equal values spread 0; DOUBLE
-// input is summed in floats, its NaN and infinities apart.
+// input is summed in floats, its NaN and infinities apart, as differences from a shift: the
+// group's first finite value (NaN until then), so values far from 0 but close together keep
+// their spread (the shifted-data algorithm; the variance does not depend on the shift).
 type momentAcc struct {
 	fn         AggFunc
 	scale      float64 // a DECIMAL input's 10^scale (1 otherwise)
 	exact      bool    // integer or DECIMAL input
 	n          []int64
-	sum, sumsq []float64  // DOUBLE input
+	sum, sumsq []float64  // DOUBLE input, minus shift
+	shift      []float64  // DOUBLE input
 	isum, isq  []*big.Int // exact input
 	nonFinite
 	x, w big.Int // scratch
@@ -385,7 +388,7 @@ func (m *momentAcc) grow(g int) {
 		if m.exact {
 			m.isum, m.isq = append(m.isum, new(big.Int)), append(m.isq, new(big.Int))
 		} else {
-			m.sum, m.sumsq = append(m.sum, 0), append(m.sumsq, 0)
+			m.sum, m.sumsq, m.shift = append(m.sum, 0), append(m.sumsq, 0), append(m.shift, math.NaN())
 		}
 	}
 	m.nonFinite.grow(g)
@@ -410,8 +413,12 @@ func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		}
 		x := col.(*array.Float64).Value(i)
 		if !m.nonFinite.add(g, x, w) {
-			m.sum[g] += x * float64(w)
-			m.sumsq[g] += x * x * float64(w)
+			if math.IsNaN(m.shift[g]) {
+				m.shift[g] = x
+			}
+			d := x - m.shift[g]
+			m.sum[g] += d * float64(w)
+			m.sumsq[g] += d * d * float64(w)
 		}
 	}
 	return nil
@@ -423,7 +430,7 @@ func (m *momentAcc) reset(g int32) {
 		m.isum[g].SetInt64(0)
 		m.isq[g].SetInt64(0)
 	} else {
-		m.sum[g], m.sumsq[g] = 0, 0
+		m.sum[g], m.sumsq[g], m.shift[g] = 0, 0, math.NaN()
 	}
 	m.nonFinite.reset(g)
 }
@@ -467,6 +474,8 @@ func (m *momentAcc) save(w *StateWriter, g int32) {
 	}
 	w.Value(m.sum[g])
 	w.Value(m.sumsq[g])
+	w.Bool(!math.IsNaN(m.shift[g]))
+	w.Value(m.shift[g])
 	m.nonFinite.save(w, g)
 }
 
@@ -484,6 +493,11 @@ func (m *momentAcc) load(r *StateReader, g int32) {
 	}
 	m.sum[g], _ = r.Value().(float64)
 	m.sumsq[g], _ = r.Value().(float64)
+	m.shift[g] = math.NaN()
+	set := r.Bool()
+	if x, ok := r.Value().(float64); ok && set {
+		m.shift[g] = x
+	}
 	m.nonFinite.load(r, g)
 }
 

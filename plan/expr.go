@@ -201,6 +201,12 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if lo, err = b.coerceText(">=", lo, x, n.Left); err != nil {
+			return nil, err
+		}
+		if hi, err = b.coerceText("<=", hi, x, n.Right); err != nil {
+			return nil, err
+		}
 		ge, err := exec.NewBinary(">=", x, lo)
 		if err != nil {
 			return nil, b.wrap(n, err)
@@ -252,6 +258,11 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 			we, err := b.bindExpr(w.Expr, s)
 			if err != nil {
 				return nil, err
+			}
+			if operand != nil { // CASE x WHEN '1': the text takes x's type, as in x = '1'
+				if we, err = b.coerceText("=", we, operand, w.Expr); err != nil {
+					return nil, err
+				}
 			}
 			te, err := b.bindExpr(w.Result, s)
 			if err != nil {
@@ -339,6 +350,9 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 	}
 	if sim := catalog.Similar(name, s.names()); sim != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", sim)
+	}
+	if n.OriginTextPosition() > 0 { // the reference itself, not the name's first use
+		return nil, b.errAt(n, "%s", msg)
 	}
 	return nil, b.errName(name, "%s", msg)
 }
@@ -518,6 +532,9 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 		for _, item := range n.List {
 			e, err := b.bindExpr(item, s)
 			if err != nil {
+				return nil, err
+			}
+			if e, err = b.coerceText("=", e, x, item); err != nil { // x IN ('1'): as x = '1'
 				return nil, err
 			}
 			list = append(list, e)

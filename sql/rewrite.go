@@ -63,7 +63,9 @@ type rewriter struct {
 	colList map[string][]string // derived table alias (lower case) -> its column list
 	drop    map[int]int         // token index -> index after: tokens not emitted (column lists, NULLS FIRST/LAST)
 	wraps   *wraps              // rewrites around later tokens, found on first use
-	match   []int               // matchParen's table, built on first use
+	// closedEnd is set once the text wraps close after the last token has been emitted.
+	closedEnd bool
+	match     []int // matchParen's table, built on first use
 }
 
 func newRewriter(src string, toks []token) *rewriter {
@@ -71,7 +73,7 @@ func newRewriter(src string, toks []token) *rewriter {
 }
 
 // reset starts a new carrier text (for a sub-part such as a watermark or a view's query).
-func (r *rewriter) reset() { r.b, r.segs, r.last = r.b[:0], nil, -1 }
+func (r *rewriter) reset() { r.b, r.segs, r.last, r.closedEnd = r.b[:0], nil, -1, false }
 
 // notAlias are the words that can follow a derived table's ')' without being its alias.
 var notAlias = map[string]bool{
@@ -140,6 +142,7 @@ func (r *rewriter) findWraps() *wraps {
 		r.drop = map[int]int{}
 	}
 	castStart := map[int]int{} // last token of a ::T -> the first token of its cast
+	concatDone := map[int]bool{}
 	for k, t := range r.toks {
 		switch {
 		case t.op("::"):
@@ -154,7 +157,110 @@ func (r *rewriter) findWraps() *wraps {
 			r.wrapFilter(w, k)
 		}
 	}
+	// Last, so the operands' parentheses enclose the other wraps in them.
+	for k, t := range r.toks {
+		if t.op("||") && !concatDone[k] {
+			r.wrapConcat(w, k, concatDone)
+		}
+	}
 	return w
+}
+
+// concatStops are the words an operand of || never reaches over: SQL's || binds looser than
+// arithmetic and tighter than comparisons, IS, LIKE, IN, BETWEEN, NOT, AND and OR, as in
+// PostgreSQL, DuckDB and Flink (TiDB's binds tighter than arithmetic).
+var concatStops = wordSet("AND OR NOT XOR SELECT DISTINCT ALL FROM WHERE GROUP HAVING ORDER BY LIMIT OFFSET FETCH " +
+	"ON USING THEN WHEN ELSE AS IS IN LIKE ILIKE BETWEEN ESCAPE ANY SOME UNION EXCEPT INTERSECT " +
+	"VALUES SET INTO ASC DESC NULLS OVER PARTITION ROWS RANGE FILTER JOIN WINDOW EMIT RETURNING SIMILAR REGEXP RLIKE DIV MOD")
+
+// wrapConcat parenthesizes each operand of the chain of || (at one depth) that holds the ||
+// at k, so `2 * 3 || 'x'` reads (2 * 3) || ('x'); done marks the chain's || tokens.
+func (r *rewriter) wrapConcat(w *wraps, k int, done map[int]bool) {
+	stop := func(u token) bool {
+		switch {
+		case u.op(",") || u.op(";") || u.op("=") || u.op("<>") || u.op("!=") || u.op("<") || u.op(">") ||
+			u.op("<=") || u.op(">=") || u.op("<=>") || u.op("&&"):
+			return true
+		case u.kind == tkIdent:
+			return concatStops[strings.ToUpper(u.raw)]
+		}
+		return false
+	}
+	// skip moves from token i across a bracketed primary — (...) or CASE ... END — in
+	// direction dir, returning the index of its other end, or i.
+	skip := func(i, dir int) int {
+		open, close := "(", ")"
+		if dir < 0 {
+			open, close = ")", "("
+		}
+		if r.toks[i].op(open) {
+			depth := 0
+			for j := i; j >= 0 && j < len(r.toks); j += dir {
+				if r.toks[j].op(open) {
+					depth++
+				} else if r.toks[j].op(close) {
+					if depth--; depth == 0 {
+						return j
+					}
+				}
+			}
+			return -1
+		}
+		cw, ew := "CASE", "END"
+		if dir < 0 {
+			cw, ew = "END", "CASE"
+		}
+		if r.toks[i].is(cw) {
+			depth := 0
+			for j := i; j >= 0 && j < len(r.toks); j += dir {
+				if r.toks[j].is(cw) {
+					depth++
+				} else if r.toks[j].is(ew) {
+					if depth--; depth == 0 {
+						return j
+					}
+				}
+			}
+			return -1
+		}
+		return i
+	}
+	// The chain's bars, and its operands' bounds.
+	var bars []int
+	start := k
+	for j := k - 1; j >= 0; j-- {
+		u := r.toks[j]
+		if u.op("(") || stop(u) {
+			break
+		}
+		if j = skip(j, -1); j < 0 {
+			return
+		}
+		start = j
+	}
+	end := k + 1
+	for j := start; j < len(r.toks); j++ {
+		u := r.toks[j]
+		if j > start && (u.op(")") || stop(u)) {
+			break
+		}
+		if u.op("||") {
+			bars = append(bars, j)
+		} else if j = skip(j, 1); j < 0 {
+			return
+		}
+		end = j + 1
+	}
+	if start == k || end <= bars[len(bars)-1]+1 {
+		return // an operand is missing: TiDB reports the syntax error
+	}
+	from := start
+	for _, b := range append(bars, end) {
+		done[b] = true
+		w.open[from] = "(" + w.open[from]
+		w.close[b] += ")"
+		from = b + 1
+	}
 }
 
 // wrapNulls records the ORDER BY item ending in NULLS FIRST/LAST at k.
@@ -477,6 +583,10 @@ var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": t
 // rewriteRange emits tokens [i, j), rewriting every carrier it meets.
 func (r *rewriter) rewriteRange(i, j int) *Error {
 	w := r.findWraps()
+	if c := w.close[j]; j == len(r.toks) && c != "" && !r.closedEnd {
+		r.closedEnd = true // once: an inner range may end there too
+		defer r.syn(c, r.toks[j-1].end)
+	}
 	for k := i; k < j; {
 		t := r.toks[k]
 		if c := w.close[k]; c != "" {
@@ -508,7 +618,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			if err := r.rewriteRange(cond[0], cond[1]); err != nil {
 				return err
 			}
-			r.syn(") THEN", t.off)
+			r.syn(w.close[cond[1]]+") THEN", t.off) // the condition's ')' itself is dropped
 			if t.op("*") {
 				r.syn("1", t.off)
 				k++
@@ -586,6 +696,11 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		case (up == "STDDEV" || up == "VARIANCE") && next.op("("):
 			// The sample statistics, as in PostgreSQL and DuckDB (TiDB reads the population's).
 			r.syn(map[string]string{"STDDEV": "STDDEV_SAMP(", "VARIANCE": "VAR_SAMP("}[up], t.off)
+			k += 2
+		case up == "CONCAT" && next.op("("):
+			// Spelled upper case whatever the user wrote: the parser turns `a || b` into
+			// concat(a, b) in lower case, and the binder tells the two apart by that.
+			r.syn("CONCAT(", t.off)
 			k += 2
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")

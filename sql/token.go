@@ -52,7 +52,7 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
-// tokenize splits text into tokens: -- (followed by white space), # and /* */
+// tokenize splits text into tokens: -- (as in standard SQL, even before a digit), # and /* */
 // comments; '...' strings with doubled quotes (a backslash is an ordinary
 // character); `...` and "..." quoted identifiers; numbers; operators.
 // Errors (unterminated string, identifier or comment) are located in text.
@@ -65,7 +65,7 @@ func tokenize(text string) ([]token, *Error) {
 		case isSpace(c):
 			i++
 			continue
-		case c == '#' || c == '-' && i+1 < n && text[i+1] == '-' && (i+2 == n || isSpace(text[i+2])):
+		case c == '#' || c == '-' && i+1 < n && text[i+1] == '-':
 			for i < n && text[i] != '\n' {
 				i++
 			}

@@ -7,7 +7,8 @@ a||b <= c != d :: e => f <=> g -> h ->> i := j
 /* block
 comment */ INSERT INTO t VALUES (?, ?, 'x''y', 'back\slash', "dq")
 ----
-SELECT --5 , a --not a comment
+SELECT - -5, 5--1 is a comment, as in standard SQL
+, a
 ----
 SELECT x'1F', N'abc', _utf8mb4'z', @v, @@sql_mode
 ----
