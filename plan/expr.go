@@ -314,6 +314,8 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		return b.bindCompareSubquery(n, s)
 	case *ast.DefaultExpr:
 		return &exec.Const{T: types.TNull}, nil
+	case *ast.RowExpr:
+		return nil, b.errAt(n, "row values such as (a, b) are not supported: compare the columns one by one")
 	case *ast.WindowFuncExpr:
 		if i, ok := s.win[restore(n)]; ok {
 			return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, nil

@@ -666,6 +666,8 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
+		case up == "NATURAL" && next.is("FULL"):
+			return r.errAt(k, "NATURAL FULL JOIN is not supported: use FULL JOIN ... USING (columns)")
 		case up == "FULL" && (next.is("JOIN") || next.is("OUTER") && r.at(k+2).is("JOIN")):
 			r.syn("STRAIGHT_JOIN", t.off)
 			k += 2

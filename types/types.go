@@ -219,13 +219,15 @@ func FormatInterval(ms int64) string {
 	return fmt.Sprintf("INTERVAL '%d' MILLISECOND", ms)
 }
 
+// timestampLayouts are the timestamp texts taken; month and day may drop their leading
+// zero ("2024-1-5"), as PostgreSQL and DuckDB allow.
 var timestampLayouts = []string{
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02 15:04",
-	"2006-01-02",
+	"2006-1-2 15:04:05.999999999",
+	"2006-1-2T15:04:05.999999999",
+	"2006-1-2 15:04:05.999999999Z07:00",
+	"2006-1-2T15:04:05.999999999Z07:00",
+	"2006-1-2 15:04",
+	"2006-1-2",
 }
 
 // ParseTimestamp parses a timestamp literal into UTC milliseconds. Sub-millisecond digits
@@ -243,9 +245,9 @@ func ParseTimestamp(s string) (int64, error) {
 	return 0, fmt.Errorf("invalid TIMESTAMP %q: expected YYYY-MM-DD HH:MM:SS[.fff]", s)
 }
 
-// ParseDate parses YYYY-MM-DD into days since the epoch.
+// ParseDate parses YYYY-MM-DD (or YYYY-M-D) into days since the epoch.
 func ParseDate(s string) (int64, error) {
-	t, err := time.Parse("2006-01-02", strings.TrimSpace(s))
+	t, err := time.Parse("2006-1-2", strings.TrimSpace(s))
 	if err != nil {
 		return 0, fmt.Errorf("invalid DATE %q: expected YYYY-MM-DD", s)
 	}
