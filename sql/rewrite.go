@@ -166,6 +166,37 @@ func (r *rewriter) findWraps() *wraps {
 	return w
 }
 
+// isName reports whether the word at k (up, upper case) is used as a name although TiDB
+// reserves it: LAG, LEAD, RANK and ROW_NUMBER-like calls are names unless called; KEY unless
+// after PRIMARY, FOREIGN or UNIQUE; PARTITION unless before BY; ROWS and RANGE unless they
+// start a window frame; ROW unless after CURRENT or called; VALUES unless before a row;
+// INDEX unless after CREATE or UNIQUE; INTERVAL unless before a literal; READ and SQL always.
+func (r *rewriter) isName(k int, up string) bool {
+	prev, next := r.at(k-1), r.at(k+1)
+	switch up {
+	case "LAG", "LEAD", "RANK", "DENSE_RANK", "ROW_NUMBER":
+		return !next.op("(")
+	case "KEY":
+		return !prev.is("PRIMARY") && !prev.is("FOREIGN") && !prev.is("UNIQUE")
+	case "PARTITION":
+		return !next.is("BY")
+	case "ROWS", "RANGE":
+		return !next.is("BETWEEN") && !next.is("UNBOUNDED") && !next.is("CURRENT") && next.kind != tkNumber
+	case "ROW":
+		return !prev.is("CURRENT") && !next.op("(")
+	case "VALUES":
+		return !next.op("(")
+	case "INDEX":
+		return !prev.is("CREATE") && !prev.is("UNIQUE")
+	case "INTERVAL":
+		_, unit := intervalUnits[strings.TrimSuffix(strings.ToUpper(r.at(k+2).raw), "S")]
+		return next.kind != tkString && next.kind != tkNumber && !next.op("(") && !next.op("-") && !next.op("+") && !unit
+	case "READ", "SQL":
+		return true
+	}
+	return false
+}
+
 // concatStops are the words an operand of || never reaches over: SQL's || binds looser than
 // arithmetic and tighter than comparisons, IS, LIKE, IN, BETWEEN, NOT, AND and OR, as in
 // PostgreSQL, DuckDB and Flink (TiDB's binds tighter than arithmetic).
@@ -641,7 +672,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		next := r.at(k + 1)
 		up := strings.ToUpper(t.raw)
 		switch {
-		case up == "INTERVAL" && !next.op("("):
+		case up == "INTERVAL" && !next.op("(") && !r.isName(k, up):
 			ms, nk, err := r.parseInterval(k)
 			if err != nil {
 				return err
@@ -691,8 +722,8 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
-		case (up == "LAG" || up == "LEAD") && !next.op("("):
-			// A name, not the window function: TiDB reserves both words.
+		case r.isName(k, up):
+			// A name TiDB reserves but PostgreSQL and DuckDB take (a column `key`, `rank`).
 			r.syn("`"+t.raw+"`", t.off)
 			k++
 		case (up == "STDDEV" || up == "VARIANCE") && next.op("("):

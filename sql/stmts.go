@@ -342,8 +342,9 @@ func (r *rewriter) set(st *Stmt) *Error {
 	return r.end(k, "SET "+key)
 }
 
-// constraintWords start a table element that is not a column definition.
-var constraintWords = wordSet("PRIMARY KEY INDEX UNIQUE CONSTRAINT CHECK FOREIGN FULLTEXT SPATIAL")
+// constraintWords start a table element that is not a column definition (KEY and INDEX name
+// columns: MySQL's index definitions are not part of the dialect).
+var constraintWords = wordSet("PRIMARY UNIQUE CONSTRAINT CHECK FOREIGN FULLTEXT SPATIAL")
 
 // createTable: CREATE TABLE with WATERMARK FOR, NOT ENFORCED, VARCHAR/STRING
 // and WITH (...) taken out; the rest goes to TiDB.
