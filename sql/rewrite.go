@@ -218,35 +218,25 @@ func (r *rewriter) wrapConcat(w *wraps, k int, done map[int]bool) {
 		return false
 	}
 	// skip moves from token i across a bracketed primary — (...) or CASE ... END — in
-	// direction dir, returning the index of its other end, or i.
+	// direction dir, returning the index of its other end (-1: unbalanced), or i.
+	pairs := [][2]func(token) bool{
+		{func(u token) bool { return u.op("(") }, func(u token) bool { return u.op(")") }},
+		{func(u token) bool { return u.is("CASE") }, func(u token) bool { return u.is("END") }},
+	}
 	skip := func(i, dir int) int {
-		open, close := "(", ")"
-		if dir < 0 {
-			open, close = ")", "("
-		}
-		if r.toks[i].op(open) {
-			depth := 0
-			for j := i; j >= 0 && j < len(r.toks); j += dir {
-				if r.toks[j].op(open) {
-					depth++
-				} else if r.toks[j].op(close) {
-					if depth--; depth == 0 {
-						return j
-					}
-				}
+		for _, p := range pairs {
+			open, close := p[0], p[1]
+			if dir < 0 {
+				open, close = close, open
 			}
-			return -1
-		}
-		cw, ew := "CASE", "END"
-		if dir < 0 {
-			cw, ew = "END", "CASE"
-		}
-		if r.toks[i].is(cw) {
+			if !open(r.toks[i]) {
+				continue
+			}
 			depth := 0
 			for j := i; j >= 0 && j < len(r.toks); j += dir {
-				if r.toks[j].is(cw) {
+				if open(r.toks[j]) {
 					depth++
-				} else if r.toks[j].is(ew) {
+				} else if close(r.toks[j]) {
 					if depth--; depth == 0 {
 						return j
 					}
