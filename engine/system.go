@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -144,10 +145,24 @@ func rowJSON(names []string, ts []types.T, row []any) string {
 				v = types.Display(v, ts[i])
 			}
 		}
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			v = nonFiniteJSON(f) // JSON has no NaN or infinity: a string, as PostgreSQL writes them
+		}
 		m[n] = v
 	}
-	b, _ := json.Marshal(m)
+	b, _ := json.Marshal(m) // cannot fail: the values are strings, numbers, booleans and nil
 	return string(b)
+}
+
+// nonFiniteJSON is a NaN or an infinity as PostgreSQL's JSON writes it.
+func nonFiniteJSON(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case f > 0:
+		return "Infinity"
+	}
+	return "-Infinity"
 }
 
 func sortStrings(s []string) []string {

@@ -16,7 +16,8 @@ func TestSplitStatements(t *testing.T) {
 		{"SELECT ';' ; x", []string{"SELECT ';'"}, " x"},
 		{`SELECT "a;b", ` + "`c;d`;", []string{`SELECT "a;b", ` + "`c;d`"}, ""},
 		{"SELECT 'it''s;'; ", []string{"SELECT 'it''s;'"}, " "},
-		{`SELECT 'a\';b';`, []string{`SELECT 'a\';b'`}, ""},
+		{`SELECT 'C:\'; SELECT 2;`, []string{`SELECT 'C:\'`, "SELECT 2"}, ""}, // a backslash is ordinary
+		{"/*\n*/ SELECT 1 AS a;", []string{"/*\n*/ SELECT 1 AS a"}, ""},
 		{"SELECT 1 -- x; y\n;", []string{"SELECT 1 -- x; y"}, ""},
 		{"SELECT /* ; */ 1;", []string{"SELECT /* ; */ 1"}, ""},
 		{"SELECT 'open;", nil, "SELECT 'open;"},

@@ -115,13 +115,14 @@ func TestModes(t *testing.T) {
 func TestStatementAssembly(t *testing.T) {
 	f := useFake(map[string]fakeResult{})
 	script := "CREATE TABLE t (\n  a INT -- no ; here\n);\nINSERT INTO t VALUES (';'); INSERT INTO t VALUES (2);\n" +
-		"-- a comment line\n\n/* block ; */ FLUSH;\nINSERT INTO t\nVALUES (3)"
+		"-- a comment line\n\n/* block ; */ FLUSH;\n/*\n a comment over lines\n*/ SELECT 'C:\\';\nINSERT INTO t\nVALUES (3)"
 	_, errOut, code := runShell(t, script)
 	want := []string{
 		"CREATE TABLE t (\n  a INT -- no ; here\n)",
 		"INSERT INTO t VALUES (';')",
 		"INSERT INTO t VALUES (2)",
 		"/* block ; */ FLUSH",
+		"/*\n a comment over lines\n*/ SELECT 'C:\\'",
 		"INSERT INTO t\nVALUES (3)",
 	}
 	if got := f.log(); strings.Join(got, "|") != strings.Join(want, "|") || errOut != "" || code != 0 {

@@ -6,7 +6,7 @@ import (
 )
 
 // splitStatements cuts text at each `;` that is outside quotes ('..', "..",
-// `..`, with backslash escapes inside quotes as in the MySQL dialect) and
+// `..`; a backslash is an ordinary character, as the engine reads strings) and
 // comments (-- to end of line, /* ... */). It returns the complete
 // statements, trimmed and without their `;`, dropping those that hold only
 // whitespace and comments, and the unfinished text after the last `;`.
@@ -50,10 +50,6 @@ func skipQuoted(text string, i int) int {
 	q := text[i]
 	for j := i + 1; j < len(text); j++ {
 		switch text[j] {
-		case '\\':
-			if q != '`' {
-				j++
-			}
 		case q:
 			if j+1 < len(text) && text[j+1] == q {
 				j++
@@ -86,7 +82,7 @@ func stripComments(text string) string {
 		case strings.HasPrefix(text, "/*"):
 			j := strings.Index(text, "*/")
 			if j < 0 {
-				return ""
+				return text // an unclosed comment: the statement goes on
 			}
 			text = text[j+2:]
 		default:
