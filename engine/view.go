@@ -213,6 +213,10 @@ func hasWindowedAgg(n plan.Node) bool {
 // stand; then each source's current watermark.
 func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 	var cs []*replayCursor
+	// A view input's watermark goes after the tables' replay: its rows carry the watermarks
+	// they were judged against, but how its watermark rose among the tables' rows is not
+	// kept, and its final one would make a table's rows late that were not.
+	var viewWMs []func() error
 	for _, src := range sources {
 		if src.Rel == nil {
 			if err := src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types)); err != nil {
@@ -245,13 +249,17 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 					return err
 				}
 			}
-			if err := src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: h.watermark}); err != nil {
-				return err
-			}
+			out, w := src.Out, h.watermark
+			viewWMs = append(viewWMs, func() error { return out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w}) })
 		}
 	}
 	if err := e.replayMerged(cs); err != nil {
 		return err
+	}
+	for _, emit := range viewWMs {
+		if err := emit(); err != nil {
+			return err
+		}
 	}
 	for _, c := range cs {
 		if err := c.emit(nil, max(c.gen.W, c.t.wm.W)); err != nil {

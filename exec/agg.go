@@ -119,9 +119,11 @@ type HashAgg struct {
 	gids    []int32
 	touched []int32
 	mark    []bool
-	// wmFirst and wmLast are, for the groups a timed batch (Batch.WM) touches, the watermarks
-	// before the first and the last of its rows in them: a change's old row is stamped with
-	// the first, its new row with the last, as if the rows had come one by one.
+	// wmFirst and wmLast are, for the groups a timed batch (Batch.WM) touches, the least and
+	// the greatest watermark before its rows in them — the first and the last row's, as
+	// watermarks never fall in acceptance order, whatever order the rows came in (HOP's
+	// lanes): a change's old row is stamped with the first, its new row with the last, as if
+	// the rows had come one by one.
 	wmFirst, wmLast []int64
 	free            []int32
 	// byEnd lists a windowed aggregate's groups by window_end; lastEnd caches the list
@@ -428,12 +430,14 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 			}
 		} else {
 			for i, g := range h.gids {
+				w := b.WM[i]
 				if !h.mark[g] {
 					h.mark[g] = true
 					h.touched = append(h.touched, g)
-					h.wmFirst[g] = b.WM[i]
+					h.wmFirst[g], h.wmLast[g] = w, w
+					continue
 				}
-				h.wmLast[g] = b.WM[i]
+				h.wmFirst[g], h.wmLast[g] = min(h.wmFirst[g], w), max(h.wmLast[g], w)
 			}
 		}
 		for _, g := range h.touched {

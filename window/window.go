@@ -165,8 +165,9 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 // byLane reorders the output rows lane by lane — every row's newest window, then every row's
 // second newest, ... — keeping the input order within a lane. An aggregate then sees long
 // runs of one window (consecutive rows share their k-th window) instead of a row's windows in
-// turn. It is done only for an aggregate (Reuse), whose result does not depend on row order;
-// a window's rows in time order stay in order (its earliest rows have it newest).
+// turn. It is done only for an aggregate (Reuse), whose result does not depend on row order
+// (and which stamps its changes with the least and greatest watermark of a group's rows, not
+// the first and last row's).
 func byLane(lanes []int32, n int, idx []int32, starts, ends []int64) ([]int32, []int64, []int64) {
 	at := make([]int, n+1) // where each lane starts in the output
 	for _, k := range lanes {
