@@ -34,7 +34,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 7
+const ckptFormat = 6
 
 type checkpointInfo struct {
 	id     int64
@@ -147,7 +147,7 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 		w.Int(int64(len(sub.Buf)))
 		w.Buf = append(w.Buf, sub.Buf...)
 	}
-	bytes, done = v.store.persist(w, wb, state.RowLog(v.entry.ID))
+	bytes, done = v.store.persist(w, wb, e.spillStore(v, segmentsOp))
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	var late []lateRow
@@ -169,8 +169,12 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 // How a checkpoint holds a view's rows.
 const (
 	rowsSpilled  = -1 // in the row store (state.Spill op 0), each under its encoding with its count
-	rowsSegments = -2 // as a log of segments (state.RowLog), replayed in order; and in memory
+	rowsSegments = -2 // as a log of segments (segmentsOp), replayed in order; and in memory
 )
+
+// segmentsOp is the operator number (state.Spill) of a view's row segments; 0 is its
+// spilled rows', i+1 its operator i's.
+const segmentsOp = 0xffff
 
 // A segment is a kind byte, then: segCols, a batch of rows added, in Arrow IPC
 // (exec.EncodeIPC), or segColsWM, the same with the watermark each row was judged against as
@@ -190,24 +194,23 @@ const (
 )
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
-// in them since the last checkpoint (written bytes of it) as segments of owner log (large
-// ones in the segment log, written once, not through Pebble's WAL and compactions); spilled rows are
+// in them since the last checkpoint (written bytes of it) as segments (segs); spilled rows are
 // staged in rows, which the checkpoint flushes. done, called once wb is committed, records
 // that the store holds them.
-func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, log uint64) (written int64, done func()) {
+func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Spill) (written int64, done func()) {
 	if s.spill != nil {
 		w.Int(rowsSpilled)
 		w.Int(s.n)
 		if !s.dropSegs {
 			return 0, func() {}
 		}
-		wb.DeleteSegments(log) // the rows moved to the row store
+		segs.Clear(wb) // the rows moved to the row store
 		return 0, func() { s.dropSegs, s.segs, s.logRows = false, 0, 0 }
 	}
 	w.Int(rowsSegments)
 	n, logRows := s.segs, s.logRows
 	write := func(buf []byte, rows int64) {
-		wb.PutSegment(log, n, buf)
+		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
 		n++
 		logRows += rows
 		written += int64(len(buf))
@@ -242,7 +245,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, log uint64) (w
 		// The log has outgrown the rows: rewrite it as the rows alone, and the retractions
 		// still waiting for their rows.
 		s.compact()
-		wb.DeleteSegments(log)
+		segs.Clear(wb)
 		n, logRows = 0, 0
 		writeAdds(s.added)
 		if s.retracted > 0 {
@@ -267,14 +270,14 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, log uint64) (w
 }
 
 // load restores the rows as a checkpoint holds them (persist).
-func (s *viewStore) load(r *exec.StateReader, rows *state.Spill, st *state.Store, log uint64) error {
+func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 	switch mode := r.Int(); mode {
 	case rowsSpilled:
 		s.spill, s.n = rows, r.Int()
 		return nil
 	case rowsSegments:
 		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
-		err := st.Segments(log, func(_ uint64, buf []byte) error {
+		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
 			if len(buf) > 0 && (buf[0] == segCols || buf[0] == segColsWM) {
 				ts := s.types
@@ -348,7 +351,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 		}
 		r.Buf = r.Buf[size:]
 	}
-	if err := v.store.load(r, e.spillStore(v, 0), e.store, state.RowLog(v.entry.ID)); err != nil {
+	if err := v.store.load(r, e.spillStore(v, 0), e.spillStore(v, segmentsOp)); err != nil {
 		return err
 	}
 	v.watermark = r.Int()

@@ -116,7 +116,7 @@ func TestSegmentLog(t *testing.T) {
 		t.Fatalf("log files after reopen: %v, want two", files)
 	}
 	b = s.NewBatch()
-	b.DeleteSegments(1)
+	b.DeleteTable(1)
 	if err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestSegmentLog(t *testing.T) {
 		t.Fatalf("log files: %v, want two (the first one table 2 uses, the one written to)", files)
 	}
 	b = s.NewBatch()
-	b.DeleteSegments(2)
+	b.DeleteTable(2)
 	if err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSegmentLogDropSyncOffCrash(t *testing.T) {
 	}
 	s = open(fs) // the file is no longer the one written to
 	b = s.NewBatch()
-	b.DeleteSegments(1) // not synced
+	b.DeleteTable(1) // not synced
 	if err := s.Commit(b); err != nil {
 		t.Fatal(err)
 	}

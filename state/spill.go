@@ -204,18 +204,12 @@ func (p *Spill) Each(fn func(key, val []byte) error) error {
 	return emitStaged("")
 }
 
-// ClearOwner deletes every operator's spilled state of owner (a dropped view), and its row
-// log (RowLog).
+// ClearOwner deletes every operator's spilled state of owner (a dropped view).
 func (b *Batch) ClearOwner(owner uint64) {
 	p := spillPrefix(owner, 0)
 	p = p[:len(p)-3]
 	_ = b.b.DeleteRange(p, prefixEnd(p), nil)
-	b.DeleteSegments(RowLog(owner))
 }
-
-// RowLog is the segment owner (PutSegment) under which view id keeps its rows: table ids are
-// small, so the top bit keeps the two apart.
-func RowLog(view uint64) uint64 { return 1<<63 | view }
 
 // prefixEnd is the smallest key after every key starting with p.
 func prefixEnd(p []byte) []byte {

@@ -26,7 +26,7 @@ import (
 // Key prefixes. Each prefix is followed by big-endian ids so that keys sort by id.
 const (
 	prefixCatalog = "c/" // c/<seq>: a catalog entry
-	prefixSegment = "s/" // s/<owner id><segment seq>: a segment of a table's rows (or a view's: RowLog)
+	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
 	prefixLogged  = "l/" // l/<table id><segment seq>: where a segment is in the segment log (seglog.go)
 	prefixMeta    = "m/" // m/<name>: engine metadata
 )
@@ -239,8 +239,8 @@ func (b *Batch) PutCatalog(seq uint64, v []byte) { _ = b.b.Set(catalogKey(seq), 
 // DeleteCatalog removes catalog entry seq.
 func (b *Batch) DeleteCatalog(seq uint64) { _ = b.b.Delete(catalogKey(seq), nil) }
 
-// PutSegment writes segment seq of owner id (a table, or a view's RowLog): in Pebble, or,
-// from logMin bytes, in the segment log (now) with a pointer in Pebble (at the commit).
+// PutSegment writes segment seq of table id: in Pebble, or, from logMin bytes, in the
+// segment log (now) with a pointer in Pebble (at the commit).
 func (b *Batch) PutSegment(table, seq uint64, v []byte) {
 	if len(v) < logMin {
 		_ = b.b.Set(segmentKey(prefixSegment, table, seq), v, nil)
@@ -258,9 +258,9 @@ func (b *Batch) PutSegment(table, seq uint64, v []byte) {
 	_ = b.b.Set(segmentKey(prefixLogged, table, seq), p.encode(), nil)
 }
 
-// DeleteSegments removes every segment of owner id; the log files only it used are deleted
+// DeleteTable removes every segment of table id; the log files only it used are deleted
 // once the batch commits.
-func (b *Batch) DeleteSegments(table uint64) {
+func (b *Batch) DeleteTable(table uint64) {
 	err := b.s.scan(tablePrefix(prefixLogged, table), func(_, v []byte) error {
 		p, err := decodeLogPtr(v)
 		b.freed = append(b.freed, p)

@@ -428,7 +428,7 @@ func (t *Table) unindexKeys(b *exec.Batch) {
 }
 
 // Drop removes all of the table's rows from the store, in wb.
-func (t *Table) Drop(wb *state.Batch) { wb.DeleteSegments(t.ID) }
+func (t *Table) Drop(wb *state.Batch) { wb.DeleteTable(t.ID) }
 
 // encode writes a segment into t.enc — a kind byte (0 rows, 1 tombstone), then the rows in
 // Arrow IPC (exec.EncodeIPC) — and returns it, valid until the next encode.
