@@ -368,8 +368,9 @@ func (s *floatSumAcc) result(g int32) any {
 // n-1, NULL for one value). Integer and DECIMAL input is summed exactly (unscaled, in
 // big integers), so retractions leave no rounding behind and equal values spread 0; DOUBLE
 // input is summed in floats, its NaN and infinities apart, as differences from a shift: the
-// group's first finite value (NaN until then), so values far from 0 but close together keep
-// their spread (the shifted-data algorithm; the variance does not depend on the shift).
+// group's first finite value (NaN until then, and again once the group empties), so values
+// far from 0 but close together keep their spread (the shifted-data algorithm; the variance
+// does not depend on the shift).
 type momentAcc struct {
 	fn         AggFunc
 	scale      float64 // a DECIMAL input's 10^scale (1 otherwise)
@@ -419,6 +420,9 @@ func (m *momentAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			d := x - m.shift[g]
 			m.sum[g] += d * float64(w)
 			m.sumsq[g] += d * d * float64(w)
+		}
+		if m.n[g] == 0 { // emptied: the next value starts afresh, with no rounding left behind
+			m.sum[g], m.sumsq[g], m.shift[g] = 0, 0, math.NaN()
 		}
 	}
 	return nil

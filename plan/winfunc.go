@@ -96,15 +96,6 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 				r.PartCols = append(r.PartCols, i)
 			}
 		}
-		var partSrc Node = input
-		if len(exprs) > len(s.cols) {
-			partSrc = &Project{Input: input, Exprs: exprs, cols: cols}
-		}
-		for _, c := range r.PartCols {
-			if isWindowEnd(partSrc, c) {
-				r.WindowEnd = c
-			}
-		}
 		if w.Spec.OrderBy != nil {
 			for _, it := range w.Spec.OrderBy.Items {
 				e, key := orderBy(it)
@@ -114,6 +105,16 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 				}
 				key.Col = i
 				r.Order = append(r.Order, key)
+			}
+		}
+		// The input with every computed argument, partition and order key (all added now).
+		var partSrc Node = input
+		if len(exprs) > len(s.cols) {
+			partSrc = &Project{Input: input, Exprs: exprs, cols: cols}
+		}
+		for _, c := range r.PartCols {
+			if isWindowEnd(partSrc, c) {
+				r.WindowEnd = c
 			}
 		}
 		input = partSrc

@@ -63,9 +63,7 @@ type rewriter struct {
 	colList map[string][]string // derived table alias (lower case) -> its column list
 	drop    map[int]int         // token index -> index after: tokens not emitted (column lists, NULLS FIRST/LAST)
 	wraps   *wraps              // rewrites around later tokens, found on first use
-	// closedEnd is set once the text wraps close after the last token has been emitted.
-	closedEnd bool
-	match     []int // matchParen's table, built on first use
+	match   []int               // matchParen's table, built on first use
 }
 
 func newRewriter(src string, toks []token) *rewriter {
@@ -73,7 +71,7 @@ func newRewriter(src string, toks []token) *rewriter {
 }
 
 // reset starts a new carrier text (for a sub-part such as a watermark or a view's query).
-func (r *rewriter) reset() { r.b, r.segs, r.last, r.closedEnd = r.b[:0], nil, -1, false }
+func (r *rewriter) reset() { r.b, r.segs, r.last = r.b[:0], nil, -1 }
 
 // notAlias are the words that can follow a derived table's ')' without being its alias.
 var notAlias = map[string]bool{
@@ -142,7 +140,6 @@ func (r *rewriter) findWraps() *wraps {
 		r.drop = map[int]int{}
 	}
 	castStart := map[int]int{} // last token of a ::T -> the first token of its cast
-	concatDone := map[int]bool{}
 	for k, t := range r.toks {
 		switch {
 		case t.op("::"):
@@ -155,12 +152,6 @@ func (r *rewriter) findWraps() *wraps {
 			r.wrapNulls(w, k)
 		case t.is("FILTER") && r.at(k-1).op(")") && r.at(k+1).op("(") && r.at(k+2).is("WHERE"):
 			r.wrapFilter(w, k)
-		}
-	}
-	// Last, so the operands' parentheses enclose the other wraps in them.
-	for k, t := range r.toks {
-		if t.op("||") && !concatDone[k] {
-			r.wrapConcat(w, k, concatDone)
 		}
 	}
 	return w
@@ -181,7 +172,7 @@ func (r *rewriter) isName(k int, up string) bool {
 	case "PARTITION":
 		return !next.is("BY")
 	case "ROWS", "RANGE":
-		return !next.is("BETWEEN") && !next.is("UNBOUNDED") && !next.is("CURRENT") && next.kind != tkNumber
+		return !next.is("BETWEEN") && !next.is("UNBOUNDED") && !next.is("CURRENT") && !next.is("INTERVAL") && next.kind != tkNumber
 	case "ROW":
 		return !prev.is("CURRENT") && !next.op("(")
 	case "VALUES":
@@ -195,93 +186,6 @@ func (r *rewriter) isName(k int, up string) bool {
 		return true
 	}
 	return false
-}
-
-// concatStops are the words an operand of || never reaches over: SQL's || binds looser than
-// arithmetic and tighter than comparisons, IS, LIKE, IN, BETWEEN, NOT, AND and OR, as in
-// PostgreSQL, DuckDB and Flink (TiDB's binds tighter than arithmetic).
-var concatStops = wordSet("AND OR NOT XOR SELECT DISTINCT ALL FROM WHERE GROUP HAVING ORDER BY LIMIT OFFSET FETCH " +
-	"ON USING THEN WHEN ELSE AS IS IN LIKE ILIKE BETWEEN ESCAPE ANY SOME UNION EXCEPT INTERSECT " +
-	"VALUES SET INTO ASC DESC NULLS OVER PARTITION ROWS RANGE FILTER JOIN WINDOW EMIT RETURNING SIMILAR REGEXP RLIKE DIV MOD")
-
-// wrapConcat parenthesizes each operand of the chain of || (at one depth) that holds the ||
-// at k, so `2 * 3 || 'x'` reads (2 * 3) || ('x'); done marks the chain's || tokens.
-func (r *rewriter) wrapConcat(w *wraps, k int, done map[int]bool) {
-	stop := func(u token) bool {
-		switch {
-		case u.op(",") || u.op(";") || u.op("=") || u.op("<>") || u.op("!=") || u.op("<") || u.op(">") ||
-			u.op("<=") || u.op(">=") || u.op("<=>") || u.op("&&"):
-			return true
-		case u.kind == tkIdent:
-			return concatStops[strings.ToUpper(u.raw)]
-		}
-		return false
-	}
-	// skip moves from token i across a bracketed primary — (...) or CASE ... END — in
-	// direction dir, returning the index of its other end (-1: unbalanced), or i.
-	pairs := [][2]func(token) bool{
-		{func(u token) bool { return u.op("(") }, func(u token) bool { return u.op(")") }},
-		{func(u token) bool { return u.is("CASE") }, func(u token) bool { return u.is("END") }},
-	}
-	skip := func(i, dir int) int {
-		for _, p := range pairs {
-			open, close := p[0], p[1]
-			if dir < 0 {
-				open, close = close, open
-			}
-			if !open(r.toks[i]) {
-				continue
-			}
-			depth := 0
-			for j := i; j >= 0 && j < len(r.toks); j += dir {
-				if open(r.toks[j]) {
-					depth++
-				} else if close(r.toks[j]) {
-					if depth--; depth == 0 {
-						return j
-					}
-				}
-			}
-			return -1
-		}
-		return i
-	}
-	// The chain's bars, and its operands' bounds.
-	var bars []int
-	start := k
-	for j := k - 1; j >= 0; j-- {
-		u := r.toks[j]
-		if u.op("(") || stop(u) {
-			break
-		}
-		if j = skip(j, -1); j < 0 {
-			return
-		}
-		start = j
-	}
-	end := k + 1
-	for j := start; j < len(r.toks); j++ {
-		u := r.toks[j]
-		if j > start && (u.op(")") || stop(u)) {
-			break
-		}
-		if u.op("||") {
-			bars = append(bars, j)
-		} else if j = skip(j, 1); j < 0 {
-			return
-		}
-		end = j + 1
-	}
-	if start == k || end <= bars[len(bars)-1]+1 {
-		return // an operand is missing: TiDB reports the syntax error
-	}
-	from := start
-	for _, b := range append(bars, end) {
-		done[b] = true
-		w.open[from] = "(" + w.open[from]
-		w.close[b] += ")"
-		from = b + 1
-	}
 }
 
 // wrapNulls records the ORDER BY item ending in NULLS FIRST/LAST at k.
@@ -604,10 +508,6 @@ var dateFuncs = map[string]bool{"DATE_ADD": true, "DATE_SUB": true, "ADDDATE": t
 // rewriteRange emits tokens [i, j), rewriting every carrier it meets.
 func (r *rewriter) rewriteRange(i, j int) *Error {
 	w := r.findWraps()
-	if c := w.close[j]; j == len(r.toks) && c != "" && !r.closedEnd {
-		r.closedEnd = true // once: an inner range may end there too
-		defer r.syn(c, r.toks[j-1].end)
-	}
 	for k := i; k < j; {
 		t := r.toks[k]
 		if c := w.close[k]; c != "" {
@@ -639,7 +539,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			if err := r.rewriteRange(cond[0], cond[1]); err != nil {
 				return err
 			}
-			r.syn(w.close[cond[1]]+") THEN", t.off) // the condition's ')' itself is dropped
+			r.syn(") THEN", t.off)
 			if t.op("*") {
 				r.syn("1", t.off)
 				k++

@@ -18,6 +18,8 @@ func TestSplitStatements(t *testing.T) {
 		{"SELECT 'it''s;'; ", []string{"SELECT 'it''s;'"}, " "},
 		{`SELECT 'C:\'; SELECT 2;`, []string{`SELECT 'C:\'`, "SELECT 2"}, ""}, // a backslash is ordinary
 		{"/*\n*/ SELECT 1 AS a;", []string{"/*\n*/ SELECT 1 AS a"}, ""},
+		{"SELECT 1 AS a # x; SELECT 3\n;", []string{"SELECT 1 AS a # x; SELECT 3"}, ""}, // # comments, as the engine's
+		{"# it's\n;\nSELECT 2;", []string{"SELECT 2"}, ""},
 		{"SELECT 1 -- x; y\n;", []string{"SELECT 1 -- x; y"}, ""},
 		{"SELECT /* ; */ 1;", []string{"SELECT /* ; */ 1"}, ""},
 		{"SELECT 'open;", nil, "SELECT 'open;"},
@@ -34,7 +36,7 @@ func TestSplitStatements(t *testing.T) {
 }
 
 func TestReturnsRows(t *testing.T) {
-	yes := []string{"SELECT 1", "select 1", "  -- c\n show tables", "/* x */ DESCRIBE t", "desc t",
+	yes := []string{"SELECT 1", "select 1", "  -- c\n show tables", "# c\nSELECT 1", "/* x */ DESCRIBE t", "desc t",
 		"EXPLAIN SELECT 1", "SUBSCRIBE v", "WITH a AS (SELECT 1) SELECT * FROM a", "VALUES (1)", "(SELECT 1)"}
 	no := []string{"INSERT INTO t VALUES (1)", "CREATE TABLE t (a INT)", "FLUSH", "DROP VIEW v", "", "-- only"}
 	for _, s := range yes {

@@ -7,7 +7,7 @@ import (
 
 // splitStatements cuts text at each `;` that is outside quotes ('..', "..",
 // `..`; a backslash is an ordinary character, as the engine reads strings) and
-// comments (-- to end of line, /* ... */). It returns the complete
+// comments (-- or # to end of line, /* ... */), as the engine's tokenizer finds them. It returns the complete
 // statements, trimmed and without their `;`, dropping those that hold only
 // whitespace and comments, and the unfinished text after the last `;`.
 func splitStatements(text string) (stmts []string, rest string) {
@@ -19,7 +19,7 @@ func splitStatements(text string) (stmts []string, rest string) {
 		case c == '\'' || c == '"' || c == '`':
 			i = skipQuoted(text, i)
 			continue
-		case c == '-' && strings.HasPrefix(text[i:], "--"):
+		case c == '#' || c == '-' && strings.HasPrefix(text[i:], "--"):
 			if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
 				i += j + 1
 			} else {
@@ -73,7 +73,7 @@ func stripComments(text string) string {
 	for {
 		text = strings.TrimLeftFunc(text, unicode.IsSpace)
 		switch {
-		case strings.HasPrefix(text, "--"):
+		case strings.HasPrefix(text, "--") || strings.HasPrefix(text, "#"):
 			j := strings.IndexByte(text, '\n')
 			if j < 0 {
 				return ""
