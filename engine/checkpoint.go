@@ -440,11 +440,15 @@ func (e *Engine) recover() error {
 		e.ckpt = ck
 		e.ckpts = append(e.ckpts, ck)
 	} else {
-		// The views are rebuilt from their tables: state they spilled before is stale.
+		// The views are rebuilt from their tables: state they spilled before is stale, and so
+		// is the checkpoint, which must not be taken for theirs should the view it lacked be
+		// dropped before the next one.
 		wb := e.store.NewBatch()
 		for _, v := range e.views {
 			wb.ClearOwner(v.entry.ID)
 		}
+		wb.DeleteMeta(ckptKey)
+		wb.DeleteMetaPrefix("ckpt/view/")
 		if err := e.store.Commit(wb); err != nil {
 			return err
 		}
