@@ -19,15 +19,8 @@ import (
 // the live rows — through logged additions and retractions, compactions in memory, log
 // rewrites, and batches added whole (weights 1 and -1) or in part (a weight of 2).
 func TestViewRowsPersist(t *testing.T) {
-	st, err := state.Open(t.TempDir(), false, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	ts := []types.T{types.TBigInt, types.TVarchar}
-	v := &viewObj{name: "v"}
-	s := newViewStore(v, ts)
-	segs := st.Spill(1, segmentsOp)
+	st, v, s, segs := newTestViewStore(t, ts)
 	rng := rand.New(rand.NewPCG(1, 2))
 	model := map[string]int64{}
 	rewrites, subLogs, compactions := 0, 0, 0
@@ -108,15 +101,8 @@ func sorted(m map[string]int64) []string {
 // insertion waits in the store's minus; a checkpoint that rewrites the log keeps it, so once
 // the insertion arrives a restored view equals the uninterrupted one.
 func TestViewRowsRewriteKeepsWaitingRetractions(t *testing.T) {
-	st, err := state.Open(t.TempDir(), false, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	ts := []types.T{types.TBigInt}
-	v := &viewObj{name: "v"}
-	s := newViewStore(v, ts)
-	segs := st.Spill(1, segmentsOp)
+	st, v, s, segs := newTestViewStore(t, ts)
 	push := func(s *viewStore, from, n, w int64) {
 		rows := make([][]any, n)
 		ws := make([]int64, n)
@@ -150,6 +136,19 @@ func TestViewRowsRewriteKeepsWaitingRetractions(t *testing.T) {
 
 // persistRows checkpoints a view's rows into st (what a checkpoint does for them) and returns
 // the record that load reads back.
+// newTestViewStore opens a store for the test's life and returns an empty view row store
+// of types ts, with the view and the segments it persists to.
+func newTestViewStore(t *testing.T, ts []types.T) (*state.Store, *viewObj, *viewStore, *state.Spill) {
+	t.Helper()
+	st, err := state.Open(t.TempDir(), false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	v := &viewObj{name: "v"}
+	return st, v, newViewStore(v, ts), st.Spill(1, segmentsOp)
+}
+
 func persistRows(t *testing.T, st *state.Store, s *viewStore, segs *state.Spill) []byte {
 	t.Helper()
 	wb := st.NewBatch()
@@ -166,15 +165,8 @@ func persistRows(t *testing.T, st *state.Store, s *viewStore, segs *state.Spill)
 // one whose column is not of its type's physical Arrow type (an all-NULL array.Null) as row
 // encodings (segAdd); a restore reads both.
 func TestViewRowsSegmentKinds(t *testing.T) {
-	st, err := state.Open(t.TempDir(), false, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	ts := []types.T{types.TBigInt, types.TVarchar}
-	v := &viewObj{name: "v"}
-	s := newViewStore(v, ts)
-	segs := st.Spill(1, segmentsOp)
+	st, v, s, segs := newTestViewStore(t, ts)
 	ipcRows := exec.RowsToBatch([][]any{{int64(1), "a"}, {int64(2), nil}}, ts)
 	nullCol := &exec.Batch{N: 2, Cols: []arrow.Array{exec.NewInt64([]int64{3, 4}, nil), array.NewNull(2)}}
 	for _, b := range []*exec.Batch{ipcRows, nullCol} {
