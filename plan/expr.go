@@ -201,6 +201,9 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if x, err = b.coerceText(">=", x, lo, n.Expr); err != nil { // '5' BETWEEN a AND 20
+			return nil, err
+		}
 		if lo, err = b.coerceText(">=", lo, x, n.Left); err != nil {
 			return nil, err
 		}
@@ -536,10 +539,21 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			if e, err = b.coerceText("=", e, x, item); err != nil { // x IN ('1'): as x = '1'
+			list = append(list, e)
+		}
+		// As x = '1': x IN ('1') compares as x's type, '1' IN (a, 2) as the first typed item's.
+		for _, e := range list {
+			if c, ok := e.(*exec.Const); !ok || c.T.Kind != types.Varchar {
+				if x, err = b.coerceText("=", x, e, n.Expr); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+		for i, e := range list {
+			if list[i], err = b.coerceText("=", e, x, n.List[i]); err != nil {
 				return nil, err
 			}
-			list = append(list, e)
 		}
 	}
 	r, err := exec.NewIn(x, list, n.Not)
