@@ -144,22 +144,23 @@ func (j *HashJoin) Push(port int, m Msg) error {
 		}
 		return j.Out.Emit(m)
 	}
-	if j.TTL > 0 && !j.Batch {
-		b := m.Batch
-		if b.WM != nil {
-			// A row's clock is the join's watermark: its side's before the row, or less
-			// if the other side is behind.
-			wm := make([]int64, b.N)
-			for i, w := range b.WM {
-				wm[i] = min(w, j.wms[1-port])
-			}
-			b = &Batch{Cols: b.Cols, N: b.N, W: b.W, WM: wm}
+	b := m.Batch
+	if b.WM != nil && !j.Batch {
+		// A row's watermark becomes the join's before it: its side's, or less if the other
+		// side is behind. What the row brings about — matches, padding, a TTL clock — is
+		// stamped with it.
+		wm := make([]int64, b.N)
+		for i, w := range b.WM {
+			wm[i] = min(w, j.wms[1-port])
 		}
+		b = &Batch{Cols: b.Cols, N: b.N, W: b.W, WM: wm}
+	}
+	if j.TTL > 0 && !j.Batch {
 		return cutAtExpiry(b, j.stampRecent, func(w int64) bool { return j.due.due(w, j.TTL) },
 			func(w int64) error { j.forget(w); return nil },
 			func(b *Batch, after int64) error { return j.process(port, b, after) })
 	}
-	return j.process(port, m.Batch, NoWatermark)
+	return j.process(port, b, NoWatermark)
 }
 
 func (j *HashJoin) keyCols(side int) []int {
@@ -276,14 +277,9 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 		}
 	}
 	me, other := j.sides[side], j.sides[1-side]
-	// jw is, for a timed batch, the join's watermark before each row: its side's, or less if
-	// the other side is behind. What a row brings about (matches, padding) is stamped with it.
-	var jw []int64
-	if b.WM != nil && !j.Batch {
-		jw = make([]int64, b.N)
-		for i, w := range b.WM {
-			jw[i] = min(w, j.wms[1-side])
-		}
+	var jw []int64 // the join's watermark before each row of a timed batch (Push)
+	if !j.Batch {
+		jw = b.WM
 	}
 	keys := j.keyCols(side)
 	rowKeys := make([]string, b.N)

@@ -272,12 +272,8 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 		if t < s || uint64(t-s) >= uint64(size) { // t >= s: t-s is exact unsigned
 			s = types.FloorDiv(t, size) * size
 		}
-		if b.WM != nil {
-			if s+size-1 <= b.WM[i] {
-				return nil, false // a late row: take the general path, which reports it
-			}
-		} else if s+size-1 <= a.rowWatermark(b, i) {
-			return nil, false
+		if s+size-1 <= a.rowWatermark(b, i) {
+			return nil, false // a late row: take the general path, which reports it
 		}
 		starts[i], ends[i], wt[i] = s, s+size, s+size-1
 	}
