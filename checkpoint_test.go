@@ -288,6 +288,75 @@ func TestCheckpointIncremental(t *testing.T) {
 	db.Close()
 }
 
+// TestLateRowsLogged checks that a checkpoint writes only the late rows that came since the
+// last one, and that the late rows of a chain of checkpoints come back whole after reopens.
+func TestLateRowsLogged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	open := func() *streamsql.DB {
+		db, err := streamsql.Open(dir, streamsql.WithCheckpointInterval(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	db := open()
+	mustExec(t, db, `CREATE TABLE ev (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW w AS SELECT window_start, k, COUNT(*) AS n
+		FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY window_start, window_end, k`)
+	mustExec(t, db, `CREATE MATERIALIZED VIEW h AS SELECT window_start, COUNT(*) AS n
+		FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '2' SECOND)) GROUP BY window_start, window_end`)
+	lastBytes := func() int64 {
+		return countRows(t, db, "SELECT bytes FROM system.checkpoints ORDER BY id DESC LIMIT 1")
+	}
+	late := func() []string {
+		return queryStrings(t, db, "SELECT view_name, event_time, row_json FROM system.late_rows ORDER BY view_name, event_time, row_json")
+	}
+	base := int64(1_700_000_000_000)
+	now := base
+	var want []string
+	for round := 0; round < 4; round++ {
+		// 2000 rows late for both views: far behind the watermark.
+		now += 10_000
+		var rows []string
+		rows = append(rows, fmt.Sprintf("(0, TIMESTAMP '%s')", tsText(now)))
+		for i := 0; i < 2000; i++ {
+			rows = append(rows, fmt.Sprintf("(%d, TIMESTAMP '%s')", round*10_000+i, tsText(base+int64(i))))
+		}
+		mustExec(t, db, "INSERT INTO ev VALUES "+strings.Join(rows, ", "))
+		mustExec(t, db, "CHECKPOINT")
+		withLate := lastBytes()
+		// A checkpoint with no new late row does not write the old ones again.
+		mustExec(t, db, fmt.Sprintf("INSERT INTO ev VALUES (1, TIMESTAMP '%s')", tsText(now+1)))
+		mustExec(t, db, "CHECKPOINT")
+		if b := lastBytes(); b*10 > withLate {
+			t.Errorf("round %d: a checkpoint with no new late rows wrote %d bytes, the one with 2000 %d", round, b, withLate)
+		}
+		want = late()
+		if n := len(want); n != 2*2000*(round+1) {
+			t.Fatalf("round %d: %d late rows, want %d", round, n, 2*2000*(round+1))
+		}
+		if round%2 == 1 {
+			db.Close()
+			db = open()
+			if got := late(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("round %d: reopened with %d late rows, want %d", round, len(got), len(want))
+			}
+		}
+	}
+	// A dropped view's late rows go with it, also from the log.
+	mustExec(t, db, "DROP MATERIALIZED VIEW h")
+	mustExec(t, db, "CHECKPOINT")
+	db.Close()
+	db = open()
+	defer db.Close()
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.late_rows WHERE view_name <> 'w'"); n != 0 {
+		t.Errorf("%d late rows of the dropped view after a reopen", n)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.late_rows"); n != 4*2000 {
+		t.Errorf("%d late rows of w after a reopen, want %d", n, 4*2000)
+	}
+}
+
 // TestBackupInMemory backs up an in-memory database: the copy on disk opens with its tables,
 // rows and views; BACKUP into an existing directory is refused.
 func TestBackupInMemory(t *testing.T) {

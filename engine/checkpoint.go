@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -34,7 +33,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 6
+const ckptFormat = 7
 
 type checkpointInfo struct {
 	id     int64
@@ -150,20 +149,29 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 	bytes, done = v.store.persist(w, wb, e.spillStore(v, segmentsOp))
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
-	var late []lateRow
+	// The late rows not yet in the log go to it as one segment.
+	seg, logged := &exec.StateWriter{}, 0
 	for _, l := range e.late {
-		if l.view == v.name {
-			late = append(late, l)
+		if l.view != v.name {
+			continue
+		}
+		if logged++; logged > v.lateLogged {
+			seg.Value(l.table)
+			seg.Int(l.eventTime)
+			seg.Int(l.watermark)
+			seg.Value(l.rowJSON)
 		}
 	}
-	w.Int(int64(len(late)))
-	for _, l := range late {
-		w.Value(l.table)
-		w.Int(l.eventTime)
-		w.Int(l.watermark)
-		w.Value(l.rowJSON)
+	w.Int(int64(logged))
+	if logged == v.lateLogged {
+		return bytes, done
 	}
-	return bytes, done
+	e.spillStore(v, lateOp).Write(wb, binary.BigEndian.AppendUint64(nil, uint64(v.lateSegs)), seg.Buf)
+	rowsDone := done
+	return bytes + int64(len(seg.Buf)), func() {
+		rowsDone()
+		v.lateLogged, v.lateSegs = logged, v.lateSegs+1
+	}
 }
 
 // How a checkpoint holds a view's rows.
@@ -172,15 +180,19 @@ const (
 	rowsSegments = -2 // as a log of segments (segmentsOp), replayed in order; and in memory
 )
 
-// segmentsOp is the operator number (state.Spill) of a view's row segments; 0 is its
-// spilled rows', i+1 its operator i's.
-const segmentsOp = 0xffff
+// segmentsOp is the operator number (state.Spill) of a view's row segments, lateOp of its
+// late rows' log (segments of rows, each checkpoint's new ones); 0 is its spilled rows', i+1
+// its operator i's.
+const (
+	segmentsOp = 0xffff
+	lateOp     = 0xfffe
+)
 
-// A segment is a kind byte, then: segCols, a batch of rows added, in Arrow IPC
-// (exec.EncodeIPC), or segColsWM, the same with the watermark each row was judged against as
+// A segment is a kind byte, then: segCols, a batch of rows added, in the segment encoding
+// (exec.AppendSegment), or segColsWM, the same with the watermark each row was judged against as
 // a last column (a view over this one judges lateness by it); segAdd, rows added, and
 // segSub, rows retracted, as row encodings each after its length (segAdd for a batch
-// EncodeIPC refuses: its rows lose their watermarks). A checkpoint appends what changed
+// AppendSegment refuses: its rows lose their watermarks). A checkpoint appends what changed
 // since the last one as segments, so it writes a few large values, not a key per row; once
 // the log holds more than twice the rows it adds up to, the next checkpoint rewrites it as
 // the rows alone.
@@ -218,15 +230,13 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	writeAdds := func(bs []*exec.Batch) {
 		var kb []byte
 		for _, b := range bs {
-			var enc bytes.Buffer
 			kind, cols, ts := byte(segCols), b, s.types
 			if b.WM != nil { // the watermarks go along as a last column
 				kind, ts = segColsWM, append(append([]types.T{}, s.types...), types.TBigInt)
 				cols = &exec.Batch{N: b.N, Cols: append(append([]arrow.Array{}, b.Cols...), exec.NewInt64(b.WM, nil))}
 			}
-			enc.WriteByte(kind)
-			if exec.EncodeIPC(&enc, cols, ts) == nil {
-				write(enc.Bytes(), int64(b.N))
+			if enc, err := exec.AppendSegment([]byte{kind}, cols, ts); err == nil {
+				write(enc, int64(b.N))
 				continue
 			}
 			buf := []byte{segAdd} // a column of another Arrow type (a NULL literal's)
@@ -284,7 +294,7 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 				if buf[0] == segColsWM {
 					ts = append(append([]types.T{}, s.types...), types.TBigInt)
 				}
-				b, err := exec.DecodeIPC(buf[1:], ts)
+				b, err := exec.DecodeSegment(buf[1:], ts)
 				if err != nil {
 					return fmt.Errorf("a stored segment of view %s: %w", s.view.name, err)
 				}
@@ -356,16 +366,32 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 	}
 	v.watermark = r.Int()
 	v.lateCount = r.Int()
-	late := r.Len()
-	for i := 0; i < late && r.Err() == nil; i++ {
-		l := lateRow{view: v.name}
-		l.table, _ = r.Value().(string)
-		l.eventTime = r.Int()
-		l.watermark = r.Int()
-		l.rowJSON, _ = r.Value().(string)
-		e.late = append(e.late, l)
+	logged := int(r.Int())
+	if err := r.Err(); err != nil {
+		return err
 	}
-	return r.Err()
+	// The log is written in the checkpoint's batch: it holds exactly the checkpoint's rows.
+	err := e.spillStore(v, lateOp).Each(func(_, buf []byte) error {
+		seg := &exec.StateReader{Buf: buf}
+		for len(seg.Buf) > 0 {
+			l := lateRow{view: v.name}
+			l.table, _ = seg.Value().(string)
+			l.eventTime = seg.Int()
+			l.watermark = seg.Int()
+			l.rowJSON, _ = seg.Value().(string)
+			if err := seg.Err(); err != nil {
+				return fmt.Errorf("late rows of view %s: %w", v.name, err)
+			}
+			e.late = append(e.late, l)
+			v.lateLogged++
+		}
+		v.lateSegs++
+		return nil
+	})
+	if err == nil && v.lateLogged != logged {
+		err = fmt.Errorf("late rows of view %s: the log holds %d, the checkpoint %d", v.name, v.lateLogged, logged)
+	}
+	return err
 }
 
 // loadCheckpoint reads the last checkpoint's header, or nil.

@@ -37,6 +37,9 @@ type viewObj struct {
 	// spills are the view's stores for state beyond memory, by operator (spill.go).
 	spills    map[int]*state.Spill
 	lateCount int64
+	// lateLogged of the view's late rows are in its late-row log (lateOp), in lateSegs
+	// segments.
+	lateLogged, lateSegs int
 	// key lists the columns that identify a row when keyed (plan.UniqueKey): a change that
 	// retracts a row and inserts one with the same key is an update (-U, +U).
 	key   []int

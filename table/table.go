@@ -64,7 +64,7 @@ type Table struct {
 	// CacheBytes is how many bytes of decoded segments the table keeps in memory.
 	CacheBytes int64
 	// enc is the buffer segments are encoded in (the store copies them).
-	enc bytes.Buffer
+	enc []byte
 }
 
 // New returns an empty table stored in store.
@@ -430,29 +430,41 @@ func (t *Table) unindexKeys(b *exec.Batch) {
 // Drop removes all of the table's rows from the store, in wb.
 func (t *Table) Drop(wb *state.Batch) { wb.DeleteTable(t.ID) }
 
-// encode writes a segment into t.enc — a kind byte (0 rows, 1 tombstone), then the rows in
-// Arrow IPC (exec.EncodeIPC) — and returns it, valid until the next encode.
+// A segment is a kind byte, then its rows: segRows and segTombstone in the segment encoding
+// (exec.AppendSegment); ipcRows and ipcTombstone, which only older databases hold, in Arrow
+// IPC (exec.EncodeIPC).
+const (
+	ipcRows = iota
+	ipcTombstone
+	segRows
+	segTombstone
+)
+
+// encode writes a segment into t.enc and returns it, valid until the next encode.
 func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
-	buf := &t.enc
-	buf.Reset()
+	kind := byte(segRows)
 	if tombstone {
-		buf.WriteByte(1)
-	} else {
-		buf.WriteByte(0)
+		kind = segTombstone
 	}
-	if err := exec.EncodeIPC(buf, b, t.Types); err != nil {
+	v, err := exec.AppendSegment(append(t.enc[:0], kind), b, t.Types)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	t.enc = v
+	return v, nil
 }
 
 func (t *Table) decode(v []byte) (*exec.Batch, bool, error) {
-	if len(v) == 0 || v[0] > 1 {
+	if len(v) == 0 || v[0] > segTombstone {
 		return nil, false, fmt.Errorf("unknown segment kind")
 	}
-	b, err := exec.DecodeIPC(v[1:], t.Types)
+	decode := exec.DecodeSegment
+	if v[0] < segRows {
+		decode = exec.DecodeIPC
+	}
+	b, err := decode(v[1:], t.Types)
 	if err != nil {
 		return nil, false, err
 	}
-	return b, v[0] == 1, nil
+	return b, v[0] == ipcTombstone || v[0] == segTombstone, nil
 }

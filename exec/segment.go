@@ -1,0 +1,277 @@
+package exec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// The segment encoding of batches: how tables store their segments and views checkpoint
+// their rows. Integer columns (every type whose physical type is int64: BIGINT, INT, DATE,
+// TIMESTAMP, DECIMAL, INTERVAL) are bit-packed against their least value, which stores a
+// column of timestamps a few seconds apart, or of small keys, in a few bits a row instead of
+// 64; the other columns go together in one Arrow IPC stream (EncodeIPC). Weights and
+// watermarks are not kept.
+//
+// Layout (integers little-endian):
+//
+//	uvarint rows, uvarint columns, one byte per column: colPacked or colIPC
+//	per packed column, in order: a flags byte (bit 0: a validity bitmap follows),
+//	  the bitmap ((rows+7)/8 bytes, bit i set when row i is not NULL),
+//	  the least value (8 bytes), the bit width w (one byte, 0 to 64),
+//	  then (rows*w+63)/64 words of 8 bytes: row i's value minus the least value in bits
+//	  [i*w, i*w+w) of the words read as one little-endian bit string (a NULL row holds 0)
+//	then, if any column is colIPC, the IPC stream of those columns, to the end.
+const (
+	colPacked = 1
+	colIPC    = 2
+)
+
+// AppendSegment appends b's columns to dst and returns the extended slice. A column whose
+// array is not of its type's physical Arrow type is an error.
+func AppendSegment(dst []byte, b *Batch, ts []types.T) ([]byte, error) {
+	dst = binary.AppendUvarint(dst, uint64(b.N))
+	dst = binary.AppendUvarint(dst, uint64(len(ts)))
+	var rest []int // the columns in the IPC stream
+	for i, t := range ts {
+		if want := t.ArrowType(); !arrow.TypeEqual(b.Cols[i].DataType(), want) {
+			return nil, fmt.Errorf("column %d holds %s, not %s", i, b.Cols[i].DataType(), want)
+		}
+		if t.Phys() == types.PhysInt64 {
+			dst = append(dst, colPacked)
+			continue
+		}
+		dst = append(dst, colIPC)
+		rest = append(rest, i)
+	}
+	for i, t := range ts {
+		if t.Phys() == types.PhysInt64 {
+			dst = appendPacked(dst, b.Cols[i].(*array.Int64))
+		}
+	}
+	if len(rest) == 0 {
+		return dst, nil
+	}
+	sub := &Batch{N: b.N, Cols: make([]arrow.Array, len(rest))}
+	subTs := make([]types.T, len(rest))
+	for j, i := range rest {
+		sub.Cols[j], subTs[j] = b.Cols[i], ts[i]
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := EncodeIPC(buf, sub, subTs); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// appendPacked appends a's packed column (see the layout above).
+func appendPacked(dst []byte, a *array.Int64) []byte {
+	vals, n := a.Int64Values(), a.Len()
+	var bm []byte
+	if a.NullN() > 0 {
+		// Pack a copy whose NULL rows hold a valid row's value, so they add no width.
+		bm = make([]byte, (n+7)/8)
+		fill := int64(0)
+		for i := 0; i < n; i++ {
+			if a.IsValid(i) {
+				bm[i>>3] |= 1 << (i & 7)
+				fill = vals[i]
+			}
+		}
+		vals = slices.Clone(vals)
+		for i := range vals {
+			if a.IsNull(i) {
+				vals[i] = fill
+			}
+		}
+	}
+	lo, hi := minMax(vals)
+	w := uint(bits.Len64(uint64(hi - lo)))
+	if bm != nil {
+		dst = append(append(dst, 1), bm...)
+	} else {
+		dst = append(dst, 0)
+	}
+	dst = append(binary.LittleEndian.AppendUint64(dst, uint64(lo)), byte(w))
+	size := (n*int(w) + 63) / 64 * 8
+	dst = slices.Grow(dst, size)
+	out := dst[len(dst) : len(dst)+size]
+	if w > 0 {
+		packBits(out, vals, lo, w)
+	}
+	return dst[:len(dst)+size]
+}
+
+// minMax returns the least and the greatest of vals (0, 0 for none). Four of each are kept,
+// so that the comparisons do not wait on each other.
+func minMax(vals []int64) (lo, hi int64) {
+	if len(vals) == 0 {
+		return 0, 0
+	}
+	l := [4]int64{vals[0], vals[0], vals[0], vals[0]}
+	h := l
+	i := 0
+	for ; i+4 <= len(vals); i += 4 {
+		v := vals[i : i+4 : i+4]
+		l[0], h[0] = min(l[0], v[0]), max(h[0], v[0])
+		l[1], h[1] = min(l[1], v[1]), max(h[1], v[1])
+		l[2], h[2] = min(l[2], v[2]), max(h[2], v[2])
+		l[3], h[3] = min(l[3], v[3]), max(h[3], v[3])
+	}
+	for _, v := range vals[i:] {
+		l[0], h[0] = min(l[0], v), max(h[0], v)
+	}
+	return min(l[0], l[1], l[2], l[3]), max(h[0], h[1], h[2], h[3])
+}
+
+// packBits writes vals[i] - lo, w bits each (0 < w <= 64), as a little-endian bit string
+// into out, which holds exactly the words they take.
+func packBits(out []byte, vals []int64, lo int64, w uint) {
+	var acc uint64
+	used := uint(0)
+	for _, v := range vals {
+		u := uint64(v - lo)
+		acc |= u << used
+		used += w
+		if used >= 64 {
+			binary.LittleEndian.PutUint64(out, acc)
+			out = out[8:]
+			used -= 64
+			acc = u >> (w - used) // the bits that did not fit; 0 when none are left
+		}
+	}
+	if used > 0 {
+		binary.LittleEndian.PutUint64(out, acc)
+	}
+}
+
+var errSegment = errors.New("malformed segment")
+
+// maxSegmentRows bounds the rows a segment may claim, so that sizes computed from it cannot
+// overflow.
+const maxSegmentRows = 1 << 40
+
+// DecodeSegment reads a batch that AppendSegment wrote with len(ts) columns. Packed columns
+// are decoded into new memory; v is not retained by them.
+func DecodeSegment(v []byte, ts []types.T) (*Batch, error) {
+	rows, k := binary.Uvarint(v)
+	if k <= 0 || rows > maxSegmentRows {
+		return nil, errSegment
+	}
+	v = v[k:]
+	ncols, k := binary.Uvarint(v)
+	if k <= 0 || ncols != uint64(len(ts)) || uint64(len(v)-k) < ncols {
+		return nil, fmt.Errorf("%w: columns do not match the table's %d", errSegment, len(ts))
+	}
+	kinds := v[k : k+int(ncols)]
+	v = v[k+int(ncols):]
+	n := int(rows)
+	b := &Batch{N: n, Cols: make([]arrow.Array, len(ts))}
+	var rest []int
+	for i, kind := range kinds {
+		switch {
+		case kind == colPacked && ts[i].Phys() == types.PhysInt64:
+			var err error
+			if b.Cols[i], v, err = unpackInt64(v, n); err != nil {
+				return nil, err
+			}
+		case kind == colIPC && ts[i].Phys() != types.PhysInt64:
+			rest = append(rest, i)
+		default:
+			return nil, fmt.Errorf("%w: column %d", errSegment, i)
+		}
+	}
+	if len(rest) == 0 {
+		if len(v) != 0 {
+			return nil, fmt.Errorf("%w: %d bytes after the columns", errSegment, len(v))
+		}
+		return b, nil
+	}
+	subTs := make([]types.T, len(rest))
+	for j, i := range rest {
+		subTs[j] = ts[i]
+	}
+	sub, err := DecodeIPC(v, subTs)
+	if err != nil {
+		return nil, err
+	}
+	if sub.N != n {
+		return nil, fmt.Errorf("%w: %d rows in its IPC part, %d in all", errSegment, sub.N, n)
+	}
+	for j, i := range rest {
+		b.Cols[i] = sub.Cols[j]
+	}
+	return b, nil
+}
+
+// unpackInt64 decodes a packed column of n rows from the front of v and returns the rest.
+func unpackInt64(v []byte, n int) (arrow.Array, []byte, error) {
+	if len(v) < 1 || v[0] > 1 {
+		return nil, nil, errSegment
+	}
+	var bm *memory.Buffer // Arrow's validity bitmap has the layout's bit order
+	nulls := 0
+	hasBitmap, v := v[0] == 1, v[1:]
+	if hasBitmap {
+		if len(v) < (n+7)/8 {
+			return nil, nil, errSegment
+		}
+		bm = memory.NewBufferBytes(bytes.Clone(v[:(n+7)/8]))
+		nulls = n - bitutil.CountSetBits(bm.Bytes(), 0, n)
+		v = v[(n+7)/8:]
+	}
+	if len(v) < 9 || v[8] > 64 {
+		return nil, nil, errSegment
+	}
+	lo, w := int64(binary.LittleEndian.Uint64(v)), uint(v[8])
+	v = v[9:]
+	words := (n*int(w) + 63) / 64
+	if len(v) < words*8 {
+		return nil, nil, errSegment
+	}
+	data, v := v[:words*8], v[words*8:]
+	vals := make([]int64, n)
+	if w == 0 {
+		for i := range vals {
+			vals[i] = lo
+		}
+	} else {
+		unpackBits(vals, data, lo, w)
+	}
+	d := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{bm, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, nulls, 0)
+	defer d.Release()
+	return array.NewInt64Data(d), v, nil
+}
+
+// unpackBits reads len(vals) values of w bits (0 < w <= 64) from the bit string data, which
+// holds exactly the words they take, and adds lo to each.
+func unpackBits(vals []int64, data []byte, lo int64, w uint) {
+	mask := uint64(1)<<w - 1 // all ones when w is 64
+	var acc uint64           // the next avail bits, at the bottom
+	avail := uint(0)
+	for i := range vals {
+		var u uint64
+		if avail >= w {
+			u = acc
+			acc >>= w
+			avail -= w
+		} else {
+			next := binary.LittleEndian.Uint64(data)
+			data = data[8:]
+			u = acc | next<<avail
+			acc = next >> (w - avail)
+			avail += 64 - w
+		}
+		vals[i] = int64(u&mask) + lo
+	}
+}
