@@ -49,13 +49,24 @@ type buildError struct{ err error }
 
 func (b buildError) Error() string { return b.err.Error() }
 
-// placed puts a build error at the statement's start; other errors carry their own place.
+// placed puts a build error that has no position at the statement's start; other errors
+// carry their own place.
 func placed(s *sql.Stmt, err error) error {
 	var be buildError
 	if errors.As(err, &be) {
-		return s.ErrorAtPos(s.Pos, "%s", be.err)
+		return buildErrorAt(s, be.err, "")
 	}
 	return err
+}
+
+// buildErrorAt gives a plan.Build error, after prefix, at its own position if it has one,
+// else at the statement's start.
+func buildErrorAt(s *sql.Stmt, err error, prefix string) *sql.Error {
+	var se *sql.Error
+	if errors.As(err, &se) {
+		return &sql.Error{Line: se.Line, Col: se.Col, Msg: prefix + se.Msg}
+	}
+	return s.ErrorAtPos(s.Pos, "%s%s", prefix, err)
 }
 
 // run executes a bounded plan: each source is scanned and ended, in the order Build gives.

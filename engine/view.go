@@ -147,7 +147,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 		return e.lateSink(v, table)
 	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }})
 	if err != nil {
-		return nil, s.ErrorAtPos(s.Pos, "materialized view %s cannot be maintained: %s", s.Name, err)
+		return nil, buildErrorAt(s, err, fmt.Sprintf("materialized view %s cannot be maintained: ", s.Name))
 	}
 	if s.EmitOnClose && !hasWindowedAgg(node) {
 		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")

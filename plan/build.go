@@ -109,7 +109,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		return bd.build(x.Input, bd.stateful(h, 0))
 	case *Window:
 		if x.TVF.Kind == sql.Session {
-			return fmt.Errorf("SESSION windows are only supported under GROUP BY window_start, window_end")
+			return &sql.Error{Line: x.TVF.Pos.Line, Col: x.TVF.Pos.Col, Msg: "SESSION windows are only supported under GROUP BY window_start, window_end"}
 		}
 		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()),
 			Reuse: bd.aggregated[x], Out: out}

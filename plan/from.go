@@ -245,10 +245,17 @@ func keyCompatible(a, b types.T) bool {
 }
 
 // leavesOf lists the leaves whose columns a conjunct names; -1 marks a name found in no
-// leaf (an outer reference or an error, reported when the conjunct is bound).
+// leaf (an outer reference or an error, reported when the conjunct is bound) and a subquery,
+// which may name columns of any leaf (correlated): such a conjunct is bound above the join.
 func (b *Binder) leavesOf(e ast.ExprNode, leaves []leaf) []int {
 	seen := map[int]bool{}
 	var out []int
+	add := func(k int) {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
 	v := &colVisitor{fn: func(c *ast.ColumnName) {
 		found := -1
 		for k, l := range leaves {
@@ -261,11 +268,8 @@ func (b *Binder) leavesOf(e ast.ExprNode, leaves []leaf) []int {
 				found = k
 			}
 		}
-		if !seen[found] {
-			seen[found] = true
-			out = append(out, found)
-		}
-	}}
+		add(found)
+	}, sub: func() { add(-1) }}
 	e.Accept(v)
 	return out
 }
@@ -577,21 +581,6 @@ func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, err
 	}
 	if scan.cols[tc].T.Kind != types.Timestamp {
 		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s must be TIMESTAMP(3), it is %s", w.TimeCol, scan.cols[tc].T)
-	}
-	for _, a := range w.Args {
-		if a <= 0 {
-			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "%s intervals must be positive", w.Kind)
-		}
-	}
-	switch w.Kind {
-	case sql.Hop:
-		if w.Args[1]%w.Args[0] != 0 {
-			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "HOP size must be a multiple of the slide")
-		}
-	case sql.Cumulate:
-		if w.Args[1]%w.Args[0] != 0 {
-			return nil, nil, b.Stmt.ErrorAtPos(w.Pos, "CUMULATE size must be a multiple of the step")
-		}
 	}
 	var parts []int
 	for _, p := range w.PartitionBy {

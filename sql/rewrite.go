@@ -986,11 +986,18 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		return 0, r.errAt(k, "expected ) after DESCRIPTOR(%s", w.TimeCol)
 	}
 	k++
+	want := 1
+	if kind == Hop || kind == Cumulate {
+		want = 2
+	}
 	for k < close {
 		if !r.at(k).op(",") {
 			return 0, r.errAt(k, "%s", usage)
 		}
 		k++
+		if len(w.Args) == want {
+			return 0, r.errAt(k, "%s takes %d interval argument(s), got more: %s", strings.ToUpper(fn.raw), want, usage)
+		}
 		if !r.at(k).is("INTERVAL") {
 			return 0, r.errAt(k, "argument %d of %s must be an interval literal such as INTERVAL '10' SECOND", len(w.Args)+3, strings.ToUpper(fn.raw))
 		}
@@ -1001,12 +1008,15 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		if ms <= 0 {
 			return 0, r.errAt(k, "the intervals of %s must be positive", strings.ToUpper(fn.raw))
 		}
+		if len(w.Args) == 1 && ms%w.Args[0] != 0 {
+			what := "slide"
+			if kind == Cumulate {
+				what = "step"
+			}
+			return 0, r.errAt(k, "%s size must be a multiple of the %s", strings.ToUpper(fn.raw), what)
+		}
 		w.Args = append(w.Args, ms)
 		k = nk
-	}
-	want := 1
-	if kind == Hop || kind == Cumulate {
-		want = 2
 	}
 	if len(w.Args) != want {
 		return 0, r.errAt(i+2, "%s takes %d interval argument(s), got %d: %s", strings.ToUpper(fn.raw), want, len(w.Args), usage)
