@@ -33,7 +33,7 @@ const ckptKey = "ckpt"
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
 // their tables, as when no checkpoint covers them.
-const ckptFormat = 7
+const ckptFormat = 8
 
 type checkpointInfo struct {
 	id     int64

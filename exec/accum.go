@@ -35,13 +35,17 @@ func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
 	return bl.Finish()
 }
 
-func newAccumulator(a AggSpec, retract bool) accumulator {
+// newAccumulator returns the accumulator of a; counts are the groups' row counts (the sums
+// of their rows' weights), which COUNT(*) reads instead of keeping its own.
+func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 	if a.Distinct && a.Fn != AggMin && a.Fn != AggMax {
 		return &distinctAcc{spec: a}
 	}
 	switch a.Fn {
-	case AggCountStar, AggCount:
-		return &countAcc{star: a.Fn == AggCountStar}
+	case AggCountStar:
+		return countStarAcc{counts}
+	case AggCount:
+		return &countAcc{}
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		acc := &momentAcc{fn: a.Fn, scale: 1, exact: a.In.Phys() == types.PhysInt64}
 		if a.In.Kind == types.Decimal {
@@ -60,9 +64,27 @@ func newAccumulator(a AggSpec, retract bool) accumulator {
 	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
 }
 
+// countStarAcc is COUNT(*): the group's row count, which the aggregate keeps anyway.
+type countStarAcc struct{ counts *[]int64 }
+
+func (c countStarAcc) grow(int)                                  {}
+func (c countStarAcc) reset(int32)                               {}
+func (c countStarAcc) update([]int32, arrow.Array, *Batch) error { return nil }
+func (c countStarAcc) result(g int32) any                        { return (*c.counts)[g] }
+func (c countStarAcc) save(*StateWriter, int32)                  {}
+func (c countStarAcc) load(*StateReader, int32)                  {}
+
+func (c countStarAcc) column(gs []int32, _ types.T) arrow.Array {
+	vals := make([]int64, len(gs))
+	for i, g := range gs {
+		vals[i] = (*c.counts)[g]
+	}
+	return NewInt64(vals, nil)
+}
+
+// countAcc is COUNT(x): the non-NULL values' weights.
 type countAcc struct {
-	star bool
-	n    []int64
+	n []int64
 }
 
 func (c *countAcc) grow(g int) {
@@ -72,7 +94,7 @@ func (c *countAcc) grow(g int) {
 }
 
 func (c *countAcc) update(gids []int32, col arrow.Array, b *Batch) error {
-	if c.star || col.NullN() == 0 {
+	if col.NullN() == 0 {
 		if b.W == nil {
 			for _, g := range gids {
 				c.n[g]++

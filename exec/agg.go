@@ -159,7 +159,7 @@ func (h *HashAgg) init() {
 	h.keyRows = map[int32][]any{}
 	h.accs = make([]accumulator, len(h.Aggs))
 	for i, a := range h.Aggs {
-		h.accs[i] = newAccumulator(a, h.Retract)
+		h.accs[i] = newAccumulator(a, h.Retract, &h.counts)
 	}
 	if h.Windowed {
 		h.byEnd, h.lastEnd = map[int64]*[]int32{}, nil

@@ -113,41 +113,46 @@ func appendPacked(dst []byte, a *array.Int64) []byte {
 }
 
 // minMax returns the least and the greatest of vals (0, 0 for none). Four of each are kept,
-// so that the comparisons do not wait on each other.
+// in registers, so that the comparisons do not wait on each other.
 func minMax(vals []int64) (lo, hi int64) {
 	if len(vals) == 0 {
 		return 0, 0
 	}
-	l := [4]int64{vals[0], vals[0], vals[0], vals[0]}
-	h := l
+	l0, l1, l2, l3 := vals[0], vals[0], vals[0], vals[0]
+	h0, h1, h2, h3 := l0, l0, l0, l0
 	i := 0
 	for ; i+4 <= len(vals); i += 4 {
 		v := vals[i : i+4 : i+4]
-		l[0], h[0] = min(l[0], v[0]), max(h[0], v[0])
-		l[1], h[1] = min(l[1], v[1]), max(h[1], v[1])
-		l[2], h[2] = min(l[2], v[2]), max(h[2], v[2])
-		l[3], h[3] = min(l[3], v[3]), max(h[3], v[3])
+		l0, h0 = min(l0, v[0]), max(h0, v[0])
+		l1, h1 = min(l1, v[1]), max(h1, v[1])
+		l2, h2 = min(l2, v[2]), max(h2, v[2])
+		l3, h3 = min(l3, v[3]), max(h3, v[3])
 	}
 	for _, v := range vals[i:] {
-		l[0], h[0] = min(l[0], v), max(h[0], v)
+		l0, h0 = min(l0, v), max(h0, v)
 	}
-	return min(l[0], l[1], l[2], l[3]), max(h[0], h[1], h[2], h[3])
+	return min(l0, l1, l2, l3), max(h0, h1, h2, h3)
 }
 
 // packBits writes vals[i] - lo, w bits each (0 < w <= 64), as a little-endian bit string
-// into out, which holds exactly the words they take.
+// into out, which holds exactly the words they take. It is kept out of line so that its
+// loop runs in registers.
+//
+//go:noinline
 func packBits(out []byte, vals []int64, lo int64, w uint) {
 	var acc uint64
-	used := uint(0)
+	used := uint(0) // bits of acc taken, always < 64 at the top of the loop
 	for _, v := range vals {
 		u := uint64(v - lo)
-		acc |= u << used
+		acc |= u << (used & 63)
 		used += w
 		if used >= 64 {
 			binary.LittleEndian.PutUint64(out, acc)
 			out = out[8:]
 			used -= 64
-			acc = u >> (w - used) // the bits that did not fit; 0 when none are left
+			// The bits of u that did not fit: u >> (w - used), where 1 <= w - used <= 64
+			// (0 when it is 64), written so that no shift reaches 64.
+			acc = (u >> 1) >> ((w - used - 1) & 63)
 		}
 	}
 	if used > 0 {
