@@ -1516,3 +1516,51 @@ func TestRowsScanDestinations(t *testing.T) {
 		t.Fatalf("scanned %v, want %v", got, want)
 	}
 }
+
+// TestAppendWatermarkShift checks the watermark a `ts - INTERVAL` declaration gives an Append
+// (computed without evaluating the expression), and that a value it cannot shift is refused
+// as the expression refuses it, the statement applying nothing.
+func TestAppendWatermarkShift(t *testing.T) {
+	db := openT(t, "")
+	ctx := context.Background()
+	mustExec(t, db, `CREATE TABLE wt (ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)`)
+	mustExec(t, db, `CREATE TABLE wp (ts TIMESTAMP(3), WATERMARK FOR ts AS ts + INTERVAL '2' SECOND)`)
+	batch := func(ms ...int64) arrow.RecordBatch {
+		b := array.NewTimestampBuilder(memory.NewGoAllocator(), &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"})
+		defer b.Release()
+		for _, m := range ms {
+			b.Append(arrow.Timestamp(m))
+		}
+		col := b.NewArray()
+		defer col.Release()
+		schema := arrow.NewSchema([]arrow.Field{{Name: "ts", Type: col.DataType(), Nullable: true}}, nil)
+		return array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(ms)))
+	}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	for _, tc := range []struct {
+		table string
+		bad   int64
+		want  string
+	}{
+		{"wt", math.MinInt64 + 500, "2024-01-01 00:00:04.000"},
+		{"wp", math.MaxInt64 - 500, "2024-01-01 00:00:07.000"},
+	} {
+		rec := batch(base, tc.bad)
+		err := db.Append(ctx, tc.table, rec)
+		rec.Release()
+		if err == nil || !strings.Contains(err.Error(), "WATERMARK expression: timestamp out of range") {
+			t.Fatalf("%s: Append of an unshiftable time: %v", tc.table, err)
+		}
+		rec = batch(base+5000, base+1000)
+		if err := db.Append(ctx, tc.table, rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		if n := queryInt(t, db, "SELECT COUNT(*) FROM "+tc.table); n != 2 {
+			t.Errorf("%s: %d rows, want the 2 of the second Append", tc.table, n)
+		}
+		if got := queryStrings(t, db, "SELECT watermark FROM system.watermarks WHERE name = ?", tc.table); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: watermark %v, want %s", tc.table, got, tc.want)
+		}
+	}
+}

@@ -344,7 +344,11 @@ func (e *Engine) insertBatchWith(t *tableObj, b *exec.Batch, parts []int32, extr
 	}
 	var before []int64
 	after := t.wm.W
-	if t.wmExpr != nil {
+	shifted := false
+	if col, d, ok := exec.ColumnShift(t.wmExpr); ok && (parts == nil || t.parts == nil) && b.Cols[col].NullN() == 0 {
+		before, after, shifted = t.wm.AdvanceShifted(exec.Int64s(b.Cols[col]), d)
+	}
+	if t.wmExpr != nil && !shifted {
 		vals, err := t.wmValues(b)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -66,4 +67,36 @@ func (c *Const) String() string {
 		return fmt.Sprintf("'%s'", s)
 	}
 	return types.Display(c.V, c.T)
+}
+
+// ColumnShift reports whether e is an int64 column minus a constant — col - d, col + -d, or
+// col itself with d = 0 — the form of nearly every WATERMARK expression, which a table can
+// then apply row by row without evaluating it into a column.
+func ColumnShift(e Expr) (col int, d int64, ok bool) {
+	switch x := e.(type) {
+	case *ColRef:
+		return x.Idx, 0, x.T.Phys() == types.PhysInt64
+	case *castExpr:
+		if x.e.Type() == x.to {
+			return ColumnShift(x.e)
+		}
+	case *binaryExpr:
+		c, isConst := x.r.(*Const)
+		if !isConst || x.op != "-" && x.op != "+" {
+			return 0, 0, false
+		}
+		v, isInt := c.V.(int64)
+		if !isInt {
+			return 0, 0, false
+		}
+		col, d0, ok := ColumnShift(x.l)
+		if !ok || d0 != 0 || x.op == "+" && v == math.MinInt64 {
+			return 0, 0, false
+		}
+		if x.op == "+" {
+			v = -v
+		}
+		return col, v, true
+	}
+	return 0, 0, false
 }

@@ -2,6 +2,7 @@ package watermark
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -168,5 +169,33 @@ func TestRunsRoundTrip(t *testing.T) {
 				t.Fatalf("%v: a truncated encoding must be an error", before)
 			}
 		}
+	}
+}
+
+// AdvanceShifted equals Advance over the shifted values, and refuses a shift that overflows.
+func TestGeneratorAdvanceShifted(t *testing.T) {
+	for _, d := range []int64{0, 1000, -1000} {
+		g := New()
+		g.Set(7)
+		vals := []int64{10, 5, 20_000, 15, -3, 20_001}
+		shifted := make([]int64, len(vals))
+		for i, v := range vals {
+			shifted[i] = v - d
+		}
+		wantBefore, wantAfter := g.Advance(shifted)
+		before, after, ok := g.AdvanceShifted(vals, d)
+		if !ok || after != wantAfter || fmt.Sprint(before) != fmt.Sprint(wantBefore) {
+			t.Fatalf("d=%d: %v %d %v, want %v %d", d, before, after, ok, wantBefore, wantAfter)
+		}
+	}
+	g := New()
+	if _, _, ok := g.AdvanceShifted([]int64{0, math.MinInt64 + 999}, 1000); ok {
+		t.Fatal("MinInt64+999 - 1000 did not overflow")
+	}
+	if _, _, ok := g.AdvanceShifted([]int64{math.MaxInt64 - 10}, -11); ok {
+		t.Fatal("MaxInt64-10 + 11 did not overflow")
+	}
+	if _, _, ok := g.AdvanceShifted([]int64{math.MinInt64 + 1000, math.MaxInt64}, 1000); !ok {
+		t.Fatal("MinInt64+1000 - 1000 overflowed")
 	}
 }
