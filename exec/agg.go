@@ -429,12 +429,17 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 				}
 			}
 		} else {
+			rising := slices.IsSorted(b.WM) // as in a table's batch: a group's last row has its greatest
 			for i, g := range h.gids {
 				w := b.WM[i]
 				if !h.mark[g] {
 					h.mark[g] = true
 					h.touched = append(h.touched, g)
 					h.wmFirst[g], h.wmLast[g] = w, w
+					continue
+				}
+				if rising {
+					h.wmLast[g] = w
 					continue
 				}
 				h.wmFirst[g], h.wmLast[g] = min(h.wmFirst[g], w), max(h.wmLast[g], w)
@@ -446,8 +451,14 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 		oldGs = h.live(h.touched)
 		old = h.results(oldGs, -1)
 	}
-	for i := 0; i < b.N; i++ {
-		h.counts[h.gids[i]] += b.Weight(i)
+	if b.W == nil {
+		for _, g := range h.gids {
+			h.counts[g]++
+		}
+	} else {
+		for i, g := range h.gids {
+			h.counts[g] += b.W[i]
+		}
 	}
 	if h.Batch || h.EmitOnClose {
 		h.markDirty(h.gids)

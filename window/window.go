@@ -267,20 +267,39 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	slab := a.buffer(3 * n)
 	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:3*n:3*n]
 	ts = ts[:n]
-	s := types.FloorDiv(ts[0], size) * size
-	for i, t := range ts {
-		if t < s || uint64(t-s) >= uint64(size) { // t >= s: t-s is exact unsigned
-			s = types.FloorDiv(t, size) * size
+	for i := 0; i < n; {
+		s := types.FloorDiv(ts[i], size) * size
+		j := i + 1
+		for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(size) { // ts[j] >= s: exact unsigned
+			j++
 		}
-		if s+size-1 <= a.rowWatermark(b, i) {
+		// The run [i, j) is in one window: late if the window is complete by any of its rows'
+		// watermarks.
+		w := a.rowWatermark(b, i)
+		if b.WM != nil {
+			for _, x := range b.WM[i+1 : j] {
+				w = max(w, x)
+			}
+		}
+		if s+size-1 <= w {
 			return nil, false // a late row: take the general path, which reports it
 		}
-		starts[i], ends[i], wt[i] = s, s+size, s+size-1
+		fill(starts[i:j], s)
+		fill(ends[i:j], s+size)
+		fill(wt[i:j], s+size-1)
+		i = j
 	}
 	cols := make([]arrow.Array, 0, len(b.Cols)+3)
 	cols = append(cols, b.Cols...)
 	cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM}, true
+}
+
+// fill sets every element of xs to v.
+func fill(xs []int64, v int64) {
+	for i := range xs {
+		xs[i] = v
+	}
 }
 
 // rowWatermark is the watermark row i is judged against: the one it carries, else the last
