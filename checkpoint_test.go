@@ -292,13 +292,7 @@ func TestCheckpointIncremental(t *testing.T) {
 // last one, and that the late rows of a chain of checkpoints come back whole after reopens.
 func TestLateRowsLogged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
-	open := func() *streamsql.DB {
-		db, err := streamsql.Open(dir, streamsql.WithCheckpointInterval(-1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db
-	}
+	open := func() *streamsql.DB { return openT(t, dir, streamsql.WithCheckpointInterval(-1)) }
 	db := open()
 	mustExec(t, db, `CREATE TABLE ev (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)`)
 	mustExec(t, db, `CREATE MATERIALIZED VIEW w AS SELECT window_start, k, COUNT(*) AS n
@@ -348,7 +342,6 @@ func TestLateRowsLogged(t *testing.T) {
 	mustExec(t, db, "CHECKPOINT")
 	db.Close()
 	db = open()
-	defer db.Close()
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM system.late_rows WHERE view_name <> 'w'"); n != 0 {
 		t.Errorf("%d late rows of the dropped view after a reopen", n)
 	}
