@@ -1480,6 +1480,17 @@ func TestSubscribeOpLabels(t *testing.T) {
 	if got := nextChanges(t, cp, 4); got[0].op != "-U" || got[1].op != "+U" || got[2] != (change{"-U", "10|1"}) || got[3] != (change{"+U", "15|1"}) {
 		t.Errorf("a projection of an upsert table: %v, want -U/+U pairs", got)
 	}
+	// A Top-N sends only the rows that changed: a row entering the top 2 replaces the second,
+	// the first row, which keeps its place, is not sent again; a row below the top sends nothing.
+	mustExec(t, db, "CREATE TABLE sc (p BIGINT, v BIGINT)")
+	mustExec(t, db, "INSERT INTO sc VALUES (1, 50), (1, 40)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW top2 AS SELECT p, v, rn FROM (SELECT p, v, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM sc) WHERE rn <= 2")
+	top := sub("top2")
+	mustExec(t, db, "INSERT INTO sc VALUES (1, 10)")
+	mustExec(t, db, "INSERT INTO sc VALUES (1, 45)")
+	if got, want := nextChanges(t, top, 2), []change{{"-D", "1|40|2"}, {"+I", "1|45|2"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Top-N after a row below the top, then one into it: %v, want %v", got, want)
+	}
 }
 
 // TestRowsScanDestinations: the Go API's Scan takes what database/sql's does for NULLs —

@@ -140,15 +140,12 @@ func (r *Ranker) emit(all bool) error {
 		p := r.parts[k]
 		p.dirty = false
 		cur := r.rank(p, outT)
-		var old *Batch
+		out := cur
 		if !all && p.emitted != nil {
-			old = &Batch{Cols: p.emitted.Cols, N: p.emitted.N, W: make([]int64, p.emitted.N)}
-			for i := range old.W {
-				old.W[i] = -1
-			}
+			out = rankChanges(p.emitted, cur, outT)
 		}
 		p.emitted = cur
-		if err := r.Out.EmitBatch(ConcatChanges(old, cur)); err != nil {
+		if err := r.Out.EmitBatch(out); err != nil {
 			return err
 		}
 		if len(p.index) == 0 {
@@ -156,6 +153,44 @@ func (r *Ranker) emit(all bool) error {
 		}
 	}
 	return nil
+}
+
+// rankChanges is what changed from a partition's ranked rows old to cur: a retraction of
+// each old row cur does not have, then an insertion of each cur row old did not have (rows
+// compared whole, rank included), so a row that kept its place is not emitted again.
+func rankChanges(old, cur *Batch, ts []types.T) *Batch {
+	if cur == nil { // no rows left
+		cur = &Batch{}
+	}
+	count := map[string]int{}
+	var kb []byte
+	for i := 0; i < old.N; i++ {
+		kb = AllKey(kb[:0], old, i)
+		count[string(kb)]++
+	}
+	var added []int32
+	for i := 0; i < cur.N; i++ {
+		kb = AllKey(kb[:0], cur, i)
+		if count[string(kb)] > 0 {
+			count[string(kb)]--
+			continue
+		}
+		added = append(added, int32(i))
+	}
+	var gone []int32
+	for i := 0; i < old.N; i++ {
+		kb = AllKey(kb[:0], old, i)
+		if count[string(kb)] > 0 {
+			count[string(kb)]--
+			gone = append(gone, int32(i))
+		}
+	}
+	minus := Take(old, gone, ts)
+	minus.W = make([]int64, len(gone))
+	for i := range minus.W {
+		minus.W[i] = -1
+	}
+	return ConcatChanges(minus, Take(cur, added, ts))
 }
 
 // drop frees partition k (and its entry in the store).
