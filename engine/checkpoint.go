@@ -150,21 +150,17 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
 	// The late rows not yet in the log go to it as one segment.
-	seg, logged := &exec.StateWriter{}, 0
-	for _, l := range e.late {
-		if l.view != v.name {
-			continue
-		}
-		if logged++; logged > v.lateLogged {
-			seg.Value(l.table)
-			seg.Int(l.eventTime)
-			seg.Int(l.watermark)
-			seg.Value(l.rowJSON)
-		}
-	}
+	logged := len(v.lateRows)
 	w.Int(int64(logged))
 	if logged == v.lateLogged {
 		return bytes, done
+	}
+	seg := &exec.StateWriter{}
+	for _, l := range v.lateRows[v.lateLogged:] {
+		seg.Value(l.table)
+		seg.Int(l.eventTime)
+		seg.Int(l.watermark)
+		seg.Value(l.rowJSON)
 	}
 	e.spillStore(v, lateOp).Write(wb, binary.BigEndian.AppendUint64(nil, uint64(v.lateSegs)), seg.Buf)
 	rowsDone := done
@@ -229,7 +225,17 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	}
 	writeAdds := func(bs []*exec.Batch) {
 		var kb []byte
+		var parts []*exec.Batch // bs, in segments of at most exec.MaxSegmentRows rows
 		for _, b := range bs {
+			for lo := 0; lo < b.N; lo += exec.MaxSegmentRows {
+				if b.N <= exec.MaxSegmentRows {
+					parts = append(parts, b)
+					break
+				}
+				parts = append(parts, b.Slice(lo, min(lo+exec.MaxSegmentRows, b.N)))
+			}
+		}
+		for _, b := range parts {
 			kind, cols, ts := byte(segCols), b, s.types
 			if b.WM != nil { // the watermarks go along as a last column
 				kind, ts = segColsWM, append(append([]types.T{}, s.types...), types.TBigInt)
@@ -374,7 +380,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 	err := e.spillStore(v, lateOp).Each(func(_, buf []byte) error {
 		seg := &exec.StateReader{Buf: buf}
 		for len(seg.Buf) > 0 {
-			l := lateRow{view: v.name}
+			var l lateRow
 			l.table, _ = seg.Value().(string)
 			l.eventTime = seg.Int()
 			l.watermark = seg.Int()
@@ -382,7 +388,7 @@ func (e *Engine) loadView(v *viewObj, r *exec.StateReader) error {
 			if err := seg.Err(); err != nil {
 				return fmt.Errorf("late rows of view %s: %w", v.name, err)
 			}
-			e.late = append(e.late, l)
+			v.lateRows = append(v.lateRows, l)
 			v.lateLogged++
 		}
 		v.lateSegs++

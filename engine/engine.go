@@ -79,7 +79,6 @@ type Engine struct {
 	cat    *catalog.Catalog
 	tables map[string]*tableObj
 	views  map[string]*viewObj
-	late   []lateRow
 	bad    []badRecord
 	closed bool
 	clock  connector.Clock

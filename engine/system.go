@@ -18,9 +18,9 @@ type systemTable struct {
 	rows func(e *Engine) [][]any
 }
 
-// lateRow is one entry of system.late_rows.
+// lateRow is one entry of system.late_rows, of its view (viewObj.lateRows).
 type lateRow struct {
-	view, table          string
+	table                string
 	eventTime, watermark int64
 	rowJSON              string
 }
@@ -31,10 +31,14 @@ var systemTables = map[string]systemTable{
 		cols: []catalog.Column{{Name: "view_name", Type: types.TVarchar}, {Name: "table_name", Type: types.TVarchar},
 			{Name: "event_time", Type: types.TTimestamp}, {Name: "watermark", Type: types.TTimestamp}, {Name: "row_json", Type: types.TVarchar}},
 		rows: func(e *Engine) [][]any {
-			out := make([][]any, len(e.late))
-			for i, l := range e.late {
-				out[i] = []any{l.view, l.table, wmValue(l.eventTime), wmValue(l.watermark), l.rowJSON}
+			var out [][]any
+			for _, v := range e.views {
+				for _, l := range v.lateRows {
+					out = append(out, []any{v.name, l.table, wmValue(l.eventTime), wmValue(l.watermark), l.rowJSON})
+				}
 			}
+			// By view, each view's in the order they came.
+			sort.SliceStable(out, func(i, j int) bool { return out[i][0].(string) < out[j][0].(string) })
 			return out
 		},
 	},

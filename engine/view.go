@@ -37,8 +37,9 @@ type viewObj struct {
 	// spills are the view's stores for state beyond memory, by operator (spill.go).
 	spills    map[int]*state.Spill
 	lateCount int64
-	// lateLogged of the view's late rows are in its late-row log (lateOp), in lateSegs
-	// segments.
+	// lateRows are the view's late rows (system.late_rows) in the order they came; the first
+	// lateLogged are in its late-row log (lateOp), in lateSegs segments.
+	lateRows             []lateRow
 	lateLogged, lateSegs int
 	// key lists the columns that identify a row when keyed (plan.UniqueKey): a change that
 	// retracts a row and inserts one with the same key is an update (-U, +U).
@@ -360,7 +361,7 @@ func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
 		if names != nil && len(lr.Row) >= len(names) {
 			js = rowJSON(names, ts, lr.Row[:len(names)])
 		}
-		r := lateRow{view: v.name, table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js}
+		r := lateRow{table: table, eventTime: lr.EventTime, watermark: lr.Watermark, rowJSON: js}
 		key := fmt.Sprint(table, "\x00", lr.EventTime, "\x00", lr.Watermark, "\x00", js)
 		if js == "" {
 			key += fmt.Sprint(lr.Row)
@@ -403,7 +404,7 @@ func (e *Engine) flushLate() {
 		for _, p := range ps {
 			n := slices.Max(p.byOp)
 			for k := int64(0); k < n; k++ {
-				e.late = append(e.late, p.row)
+				v.lateRows = append(v.lateRows, p.row)
 			}
 			v.lateCount += n
 		}
@@ -470,13 +471,6 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 	e.unwire(v)
 	v.closeSubscribers(fmt.Errorf("materialized view %s was dropped", v.name))
 	delete(e.views, strings.ToLower(name))
-	kept := e.late[:0]
-	for _, l := range e.late {
-		if l.view != v.name {
-			kept = append(kept, l)
-		}
-	}
-	e.late = kept
 	return &Result{}, nil
 }
 

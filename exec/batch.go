@@ -35,6 +35,20 @@ func (b *Batch) Weight(i int) int64 {
 	return b.W[i]
 }
 
+// MemSize is the bytes of memory b's columns hold (their Arrow buffers, whole when a column
+// is a slice of a larger array), weights and watermarks included.
+func (b *Batch) MemSize() int64 {
+	n := int64(8 * (len(b.W) + len(b.WM)))
+	for _, c := range b.Cols {
+		for _, buf := range c.Data().Buffers() {
+			if buf != nil {
+				n += int64(buf.Len())
+			}
+		}
+	}
+	return n
+}
+
 // MsgKind tells what a Msg carries.
 type MsgKind uint8
 

@@ -30,7 +30,8 @@ import (
 //	  the bitmap ((rows+7)/8 bytes, bit i set when row i is not NULL),
 //	  the least value (8 bytes), the bit width w (one byte, 0 to 64),
 //	  then (rows*w+63)/64 words of 8 bytes: row i's value minus the least value in bits
-//	  [i*w, i*w+w) of the words read as one little-endian bit string (a NULL row holds 0)
+//	  [i*w, i*w+w) of the words read as one little-endian bit string (a NULL row holds
+//	  some valid row's value, so NULLs add no width)
 //	then, if any column is colIPC, the IPC stream of those columns, to the end.
 const (
 	colPacked = 1
@@ -40,12 +41,18 @@ const (
 // AppendSegment appends b's columns to dst and returns the extended slice. A column whose
 // array is not of its type's physical Arrow type is an error.
 func AppendSegment(dst []byte, b *Batch, ts []types.T) ([]byte, error) {
+	if b.N > MaxSegmentRows {
+		return nil, fmt.Errorf("a segment of %d rows, more than %d", b.N, MaxSegmentRows)
+	}
 	dst = binary.AppendUvarint(dst, uint64(b.N))
 	dst = binary.AppendUvarint(dst, uint64(len(ts)))
 	var rest []int // the columns in the IPC stream
 	for i, t := range ts {
 		if want := t.ArrowType(); !arrow.TypeEqual(b.Cols[i].DataType(), want) {
 			return nil, fmt.Errorf("column %d holds %s, not %s", i, b.Cols[i].DataType(), want)
+		}
+		if b.Cols[i].Len() != b.N {
+			return nil, fmt.Errorf("column %d holds %d rows, the batch %d", i, b.Cols[i].Len(), b.N)
 		}
 		if t.Phys() == types.PhysInt64 {
 			dst = append(dst, colPacked)
@@ -162,15 +169,15 @@ func packBits(out []byte, vals []int64, lo int64, w uint) {
 
 var errSegment = errors.New("malformed segment")
 
-// maxSegmentRows bounds the rows a segment may claim, so that sizes computed from it cannot
-// overflow.
-const maxSegmentRows = 1 << 40
+// MaxSegmentRows bounds a segment's rows (callers split larger batches), so that what a
+// segment claims bounds what decoding it allocates, even for a damaged one.
+const MaxSegmentRows = 1 << 22
 
 // DecodeSegment reads a batch that AppendSegment wrote with len(ts) columns. Packed columns
 // are decoded into new memory; v is not retained by them.
 func DecodeSegment(v []byte, ts []types.T) (*Batch, error) {
 	rows, k := binary.Uvarint(v)
-	if k <= 0 || rows > maxSegmentRows {
+	if k <= 0 || rows > MaxSegmentRows {
 		return nil, errSegment
 	}
 	v = v[k:]

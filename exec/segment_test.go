@@ -115,6 +115,25 @@ func TestSegmentNullsSlicesAndMixedTypes(t *testing.T) {
 	segmentRoundTrip(t, &Batch{N: 3, Cols: []arrow.Array{nb.Finish()}}, []types.T{types.TBigInt})
 }
 
+// A segment claiming more rows than a segment may hold is refused before anything is
+// allocated for them (a packed column of width 0 takes no bytes a row), and so is a batch of
+// more rows, or whose column lengths differ from its row count, at encoding.
+func TestSegmentRowBounds(t *testing.T) {
+	v := binary.AppendUvarint(nil, 1<<34)
+	v = append(v, 1, colPacked, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	if _, err := DecodeSegment(v, []types.T{types.TBigInt}); err == nil {
+		t.Fatal("a segment of 2^34 rows of width 0 decoded")
+	}
+	big := &Batch{N: MaxSegmentRows + 1, Cols: []arrow.Array{NewInt64(make([]int64, MaxSegmentRows+1), nil)}}
+	if _, err := AppendSegment(nil, big, []types.T{types.TBigInt}); err == nil {
+		t.Fatal("a batch beyond MaxSegmentRows encoded")
+	}
+	short := &Batch{N: 3, Cols: []arrow.Array{NewInt64([]int64{1, 2}, nil)}}
+	if _, err := AppendSegment(nil, short, []types.T{types.TBigInt}); err == nil {
+		t.Fatal("a batch of 3 rows with a column of 2 encoded")
+	}
+}
+
 // A column of another Arrow type than its type's physical one is refused.
 func TestSegmentWrongArrowType(t *testing.T) {
 	b := &Batch{N: 1, Cols: []arrow.Array{NewInt64([]int64{1}, nil), ConstArray(types.TBigInt, int64(2), 1)}}

@@ -34,7 +34,7 @@ type Segment struct {
 	Seq       uint64
 	N         int
 	Tombstone bool
-	size      int64
+	size      int64         // the memory its decoded rows take (exec.Batch.MemSize)
 	batch     *exec.Batch   // nil when not in memory
 	lru       *list.Element // position in the table's cache, when in memory
 }
@@ -85,7 +85,7 @@ func (t *Table) Load() error {
 		if err != nil {
 			return fmt.Errorf("table segment %d/%d: %w", t.ID, seq, err)
 		}
-		seg := &Segment{Seq: seq, N: b.N, Tombstone: tomb, size: int64(len(v))}
+		seg := &Segment{Seq: seq, N: b.N, Tombstone: tomb, size: b.MemSize()}
 		t.segs = append(t.segs, seg)
 		t.seq.Observe(seq)
 		switch {
@@ -367,14 +367,20 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 	}
 	var segs []seg
 	add := func(b *exec.Batch, tomb bool) error {
-		b = &exec.Batch{Cols: b.Cols, N: b.N}
-		v, err := t.encode(b, tomb)
-		if err != nil {
-			return err
+		for lo := 0; lo < b.N; lo += exec.MaxSegmentRows {
+			part := &exec.Batch{Cols: b.Cols, N: b.N}
+			if b.N > exec.MaxSegmentRows {
+				part = b.Slice(lo, min(lo+exec.MaxSegmentRows, b.N))
+				part.W, part.WM = nil, nil
+			}
+			v, err := t.encode(part, tomb)
+			if err != nil {
+				return err
+			}
+			s := &Segment{Seq: t.seq.Next(), N: part.N, Tombstone: tomb, size: part.MemSize()}
+			wb.PutSegment(t.ID, s.Seq, v)
+			segs = append(segs, seg{s, part})
 		}
-		s := &Segment{Seq: t.seq.Next(), N: b.N, Tombstone: tomb, size: int64(len(v))}
-		wb.PutSegment(t.ID, s.Seq, v)
-		segs = append(segs, seg{s, b})
 		return nil
 	}
 	if c.tombstone && c.Deleted != nil {
