@@ -429,7 +429,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 				}
 			}
 		} else {
-			rising := slices.IsSorted(b.WM) // as in a table's batch: a group's last row has its greatest
+			rising := ascending(b.WM) // as in a table's batch: a group's last row has its greatest
 			for i, g := range h.gids {
 				w := b.WM[i]
 				if !h.mark[g] {
@@ -487,6 +487,16 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 		h.evictAll()
 	}
 	return h.Out.EmitBatch(out)
+}
+
+// ascending reports whether xs never decreases.
+func ascending(xs []int64) bool {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < xs[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // interleave builds a batch's changes, group by group: a changed group's old row (-1) right
