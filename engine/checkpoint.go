@@ -149,26 +149,31 @@ func (e *Engine) saveView(v *viewObj, w *exec.StateWriter, wb *state.Batch) (byt
 	bytes, done = v.store.persist(w, wb, e.spillStore(v, segmentsOp))
 	w.Int(v.watermark)
 	w.Int(v.lateCount)
-	// The late rows not yet in the log go to it as one segment.
+	// The late rows not yet in the log go to it, in segments of at most lateSegRows.
 	logged := len(v.lateRows)
 	w.Int(int64(logged))
-	if logged == v.lateLogged {
-		return bytes, done
+	segs := v.lateSegs
+	for lo := v.lateLogged; lo < logged; lo += lateSegRows {
+		seg := &exec.StateWriter{}
+		for _, l := range v.lateRows[lo:min(lo+lateSegRows, logged)] {
+			seg.Value(l.table)
+			seg.Int(l.eventTime)
+			seg.Int(l.watermark)
+			seg.Value(l.rowJSON)
+		}
+		e.spillStore(v, lateOp).Write(wb, binary.BigEndian.AppendUint64(nil, uint64(segs)), seg.Buf)
+		bytes += int64(len(seg.Buf))
+		segs++
 	}
-	seg := &exec.StateWriter{}
-	for _, l := range v.lateRows[v.lateLogged:] {
-		seg.Value(l.table)
-		seg.Int(l.eventTime)
-		seg.Int(l.watermark)
-		seg.Value(l.rowJSON)
-	}
-	e.spillStore(v, lateOp).Write(wb, binary.BigEndian.AppendUint64(nil, uint64(v.lateSegs)), seg.Buf)
 	rowsDone := done
-	return bytes + int64(len(seg.Buf)), func() {
+	return bytes, func() {
 		rowsDone()
-		v.lateLogged, v.lateSegs = logged, v.lateSegs+1
+		v.lateLogged, v.lateSegs = logged, segs
 	}
 }
+
+// lateSegRows is the most late rows a segment of a view's late-row log holds.
+const lateSegRows = 1 << 14
 
 // How a checkpoint holds a view's rows.
 const (

@@ -35,14 +35,31 @@ func (b *Batch) Weight(i int) int64 {
 	return b.W[i]
 }
 
-// MemSize is the bytes of memory b's columns hold (their Arrow buffers, whole when a column
-// is a slice of a larger array), weights and watermarks included.
+// MemSize is the bytes b's rows take in memory — its columns' values, validity bitmaps and
+// string offsets for its rows alone (a column sliced from a larger array is charged its
+// slice), weights and watermarks included.
 func (b *Batch) MemSize() int64 {
 	n := int64(8 * (len(b.W) + len(b.WM)))
 	for _, c := range b.Cols {
-		for _, buf := range c.Data().Buffers() {
-			if buf != nil {
-				n += int64(buf.Len())
+		rows := int64(c.Len())
+		if c.NullN() > 0 {
+			n += (rows + 7) / 8
+		}
+		switch a := c.(type) {
+		case *array.Int64, *array.Float64:
+			n += 8 * rows
+		case *array.Boolean:
+			n += (rows + 7) / 8
+		case *array.String:
+			n += 4 * (rows + 1)
+			if offs := a.ValueOffsets(); len(offs) > 0 {
+				n += int64(offs[len(offs)-1] - offs[0])
+			}
+		default:
+			for _, buf := range c.Data().Buffers() {
+				if buf != nil {
+					n += int64(buf.Len())
+				}
 			}
 		}
 	}

@@ -170,7 +170,9 @@ func packBits(out []byte, vals []int64, lo int64, w uint) {
 var errSegment = errors.New("malformed segment")
 
 // MaxSegmentRows bounds a segment's rows (callers split larger batches), so that what a
-// segment claims bounds what decoding it allocates, even for a damaged one.
+// segment claims bounds what decoding its packed columns allocates, even for a damaged one.
+// (The IPC part is decoded by Arrow's reader, which trusts the sizes its messages claim;
+// stored segments are checksummed before they are decoded.)
 const MaxSegmentRows = 1 << 22
 
 // DecodeSegment reads a batch that AppendSegment wrote with len(ts) columns. Packed columns

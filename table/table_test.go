@@ -65,3 +65,50 @@ func TestCacheCountsDecodedRows(t *testing.T) {
 		}
 	}
 }
+
+// A segment appended as a slice of a larger array is charged its own rows, not the array's.
+func TestCacheChargesSlicesTheirRows(t *testing.T) {
+	store, err := state.Open("", false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var seq state.Sequence
+	tbl := New(1, []string{"a", "s"}, []types.T{types.TBigInt, types.TVarchar}, nil, &seq, store, 1<<20)
+	const total, part = 100_000, 1000
+	sb := exec.NewBuilder(types.TVarchar, total)
+	for i := 0; i < total; i++ {
+		sb.Append("0123456789")
+	}
+	whole := &exec.Batch{N: total, Cols: []arrow.Array{exec.NewInt64(make([]int64, total), nil), sb.Finish()}}
+	for lo := 0; lo < total; lo += part {
+		ch, err := tbl.Insert(whole.Slice(lo, lo+part))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb := store.NewBatch()
+		apply, err := ch.Write(wb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Commit(wb); err != nil {
+			t.Fatal(err)
+		}
+		apply()
+	}
+	// 8 + 10 bytes a row, and 4 of offset.
+	for _, s := range tbl.segs {
+		if want := int64(part*(8+10+4) + 4); s.size != want {
+			t.Fatalf("a %d-row slice charged %d bytes, want %d", part, s.size, want)
+		}
+	}
+	cached := 0
+	for _, s := range tbl.segs {
+		if s.batch != nil {
+			cached++
+		}
+	}
+	if cached < 40 {
+		t.Errorf("%d of %d segments cached under a 1 MiB budget", cached, len(tbl.segs))
+	}
+}
