@@ -11,6 +11,24 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
+// insert adds b's rows to tbl, committed to store.
+func insert(t *testing.T, store *state.Store, tbl *Table, b *exec.Batch) {
+	t.Helper()
+	ch, err := tbl.Insert(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := store.NewBatch()
+	apply, err := ch.Write(wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Commit(wb); err != nil {
+		t.Fatal(err)
+	}
+	apply()
+}
+
 // The cache budget bounds the decoded rows in memory, not their encoded size: segments of a
 // constant column encode to a few bytes but decode to 8 a row. Batches beyond
 // exec.MaxSegmentRows are stored as several segments.
@@ -27,19 +45,7 @@ func TestCacheCountsDecodedRows(t *testing.T) {
 	tbl := New(1, []string{"a"}, ts, nil, &seq, store, budget)
 	rows := 0
 	for _, n := range []int{64 << 10, 64 << 10, exec.MaxSegmentRows + 5} {
-		ch, err := tbl.Insert(&exec.Batch{N: n, Cols: []arrow.Array{exec.NewInt64(make([]int64, n), nil)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wb := store.NewBatch()
-		apply, err := ch.Write(wb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Commit(wb); err != nil {
-			t.Fatal(err)
-		}
-		apply()
+		insert(t, store, tbl, &exec.Batch{N: n, Cols: []arrow.Array{exec.NewInt64(make([]int64, n), nil)}})
 		rows += n
 	}
 	if got := len(tbl.segs); got != 4 {
@@ -82,19 +88,7 @@ func TestCacheChargesSlicesTheirRows(t *testing.T) {
 	}
 	whole := &exec.Batch{N: total, Cols: []arrow.Array{exec.NewInt64(make([]int64, total), nil), sb.Finish()}}
 	for lo := 0; lo < total; lo += part {
-		ch, err := tbl.Insert(whole.Slice(lo, lo+part))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wb := store.NewBatch()
-		apply, err := ch.Write(wb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Commit(wb); err != nil {
-			t.Fatal(err)
-		}
-		apply()
+		insert(t, store, tbl, whole.Slice(lo, lo+part))
 	}
 	// 8 + 10 bytes a row, and 4 of offset.
 	for _, s := range tbl.segs {
