@@ -33,10 +33,11 @@ vet: ## go vet
 fmt: ## gofmt everything
 	gofmt -w $$(git ls-files '*.go')
 
-fuzz: ## fuzz the SQL front pass, the engine and the Kafka JSON decoder for 60s each
+fuzz: ## fuzz the SQL front pass, the engine, the Kafka JSON decoder and the segment decoder for 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./sql/
 	$(GO) test -run '^$$' -fuzz FuzzExec -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./connector/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeSegment -fuzztime 60s ./exec/
 
 demo: ## open the shell on an in-memory database and run the quickstart
 	$(GO) run ./cmd/streamsql -f examples/quickstart.sql
