@@ -163,10 +163,12 @@ func rankChanges(old, cur *Batch, ts []types.T) *Batch {
 		cur = &Batch{}
 	}
 	count := map[string]int{}
+	oldKeys := make([]string, old.N)
 	var kb []byte
-	for i := 0; i < old.N; i++ {
+	for i := range oldKeys {
 		kb = AllKey(kb[:0], old, i)
-		count[string(kb)]++
+		oldKeys[i] = string(kb)
+		count[oldKeys[i]]++
 	}
 	var added []int32
 	for i := 0; i < cur.N; i++ {
@@ -178,10 +180,9 @@ func rankChanges(old, cur *Batch, ts []types.T) *Batch {
 		added = append(added, int32(i))
 	}
 	var gone []int32
-	for i := 0; i < old.N; i++ {
-		kb = AllKey(kb[:0], old, i)
-		if count[string(kb)] > 0 {
-			count[string(kb)]--
+	for i, k := range oldKeys {
+		if count[k] > 0 {
+			count[k]--
 			gone = append(gone, int32(i))
 		}
 	}
