@@ -128,14 +128,14 @@ func (j *Join) Push(port int, m exec.Msg) error {
 }
 
 func (j *Join) key(b *exec.Batch, cols []int, i int) (string, bool) {
-	var kb []byte
+	j.kb = j.kb[:0]
 	for _, c := range cols {
 		if b.Cols[c].IsNull(i) {
 			return "", false
 		}
-		kb = exec.AppendKey(kb, b.Cols[c], i)
+		j.kb = exec.AppendKey(j.kb, b.Cols[c], i)
 	}
-	return string(kb), true
+	return string(j.kb), true
 }
 
 // addVersions records versions. A retraction whose key is re-inserted in the same batch is
@@ -353,8 +353,17 @@ func (j *Join) fire(w int64) error {
 	if err := j.emit(j.pending[:n], false); err != nil {
 		return err
 	}
-	clear(j.pending[:n]) // the batches they point into can go
-	j.pending = j.pending[n:]
+	// The rest move to the front when they are at most as many as the probes emitted (so
+	// each probe moves at most once, on average), which keeps the slice's capacity for
+	// the probes to come; the emitted ones are cleared, so the batches they point into can go.
+	if rest := len(j.pending) - n; rest <= n {
+		copy(j.pending, j.pending[n:])
+		clear(j.pending[rest:])
+		j.pending = j.pending[:rest]
+	} else {
+		clear(j.pending[:n])
+		j.pending = j.pending[n:]
+	}
 	j.free(w)
 	return nil
 }
@@ -381,7 +390,7 @@ func (j *Join) free(w int64) {
 
 // match returns the version a probe joins: the latest one when current is set, else the
 // one with the largest time at or before the probe's; nil when none (or deleted).
-func (j *Join) match(p probe, current bool) []any {
+func (j *Join) match(p *probe, current bool) []any {
 	if p.at != nil {
 		return p.at.row
 	}
@@ -403,47 +412,76 @@ func (j *Join) emit(ps []probe, current bool) error {
 	if j.Cond != nil {
 		return j.emitFiltered(ps, current)
 	}
-	nl := len(j.LeftT)
-	ts := append(append([]types.T{}, j.LeftT...), j.RightT...)
-	bl := make([]*exec.Builder, len(ts))
-	for c, t := range ts {
-		bl[c] = exec.NewBuilder(t, len(ps))
+	right := make([]*exec.Builder, len(j.RightT))
+	for c, t := range j.RightT {
+		right[c] = exec.NewBuilder(t, len(ps))
 	}
+	var keep []int32 // the probes emitted, into ps
 	var ws []int64
 	weighted := false
-	for _, p := range ps {
+	for k := range ps {
+		p := &ps[k]
 		m := j.match(p, current)
 		if m == nil && !j.Outer {
 			continue
 		}
-		for c := 0; c < nl; c++ {
-			if p.src != nil {
-				bl[c].AppendFrom(p.src.Cols[c], p.i)
-			} else {
-				bl[c].Append(p.row[c])
-			}
-		}
-		for c := nl; c < len(ts); c++ {
+		for c, b := range right {
 			if m == nil {
-				bl[c].Append(nil)
+				b.Append(nil)
 			} else {
-				bl[c].Append(m[c-nl])
+				b.Append(m[c])
 			}
 		}
+		keep = append(keep, int32(k))
 		ws = append(ws, p.w)
 		weighted = weighted || p.w != 1
 	}
 	if len(ws) == 0 {
 		return nil
 	}
-	b := &exec.Batch{N: len(ws), Cols: make([]arrow.Array, len(ts))}
-	for c := range bl {
-		b.Cols[c] = bl[c].Finish()
+	b := j.probeRows(ps, keep)
+	for _, r := range right {
+		b.Cols = append(b.Cols, r.Finish())
 	}
 	if weighted {
 		b.W = ws
 	}
 	return j.Out.EmitBatch(b)
+}
+
+// probeRows gathers the rows of ps[keep] (the left columns), column by column from each run
+// of probes kept in one source batch.
+func (j *Join) probeRows(ps []probe, keep []int32) *exec.Batch {
+	var parts []*exec.Batch
+	var src *exec.Batch
+	var idx []int32
+	var rows [][]any
+	flush := func() {
+		if len(idx) > 0 {
+			part := &exec.Batch{N: len(idx), Cols: make([]arrow.Array, len(j.LeftT))}
+			for c, t := range j.LeftT {
+				part.Cols[c] = exec.TakeArray(src.Cols[c], idx, t)
+			}
+			parts, idx = append(parts, part), idx[:0]
+		}
+		if len(rows) > 0 {
+			parts, rows = append(parts, exec.RowsToBatch(rows, j.LeftT)), nil
+		}
+	}
+	for _, k := range keep {
+		p := &ps[k]
+		if p.src != src {
+			flush()
+			src = p.src
+		}
+		if src != nil {
+			idx = append(idx, int32(p.i))
+		} else {
+			rows = append(rows, p.row) // restored from a checkpoint
+		}
+	}
+	flush()
+	return exec.Concat(parts, j.LeftT)
 }
 
 // emitFiltered joins probes with their versions under the join's extra condition: a version
@@ -455,7 +493,7 @@ func (j *Join) emitFiltered(ps []probe, current bool) error {
 	var ws []int64
 	var padded []int
 	for _, p := range ps {
-		match := j.match(p, current)
+		match := j.match(&p, current)
 		row := make([]any, nl+nr)
 		copy(row, p.values())
 		if match != nil {
