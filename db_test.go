@@ -1482,14 +1482,26 @@ func TestSubscribeOpLabels(t *testing.T) {
 	}
 	// A Top-N sends only the rows that changed: a row entering the top 2 replaces the second,
 	// the first row, which keeps its place, is not sent again; a row below the top sends nothing.
+	// Its key is the partition and the row number (as in Flink): a place taken by another row
+	// is an update; without the number in the view, a delete and an insert.
 	mustExec(t, db, "CREATE TABLE sc (p BIGINT, v BIGINT)")
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 50), (1, 40)")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW top2 AS SELECT p, v, rn FROM (SELECT p, v, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM sc) WHERE rn <= 2")
-	top := sub("top2")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW top2v AS SELECT p, v FROM (SELECT p, v, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM sc) WHERE rn <= 2")
+	top, topv := sub("top2"), sub("top2v")
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 10)")
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 45)")
-	if got, want := nextChanges(t, top, 2), []change{{"-D", "1|40|2"}, {"+I", "1|45|2"}}; !reflect.DeepEqual(got, want) {
+	if got, want := nextChanges(t, top, 2), []change{{"-U", "1|40|2"}, {"+U", "1|45|2"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Top-N after a row below the top, then one into it: %v, want %v", got, want)
+	}
+	if got, want := nextChanges(t, topv, 2), []change{{"-D", "1|40"}, {"+I", "1|45"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Top-N without its row number: %v, want %v", got, want)
+	}
+	// A new first row moves every place: each place's old row, then its new one.
+	mustExec(t, db, "INSERT INTO sc VALUES (1, 60), (2, 5)")
+	want := []change{{"-U", "1|50|1"}, {"+U", "1|60|1"}, {"-U", "1|45|2"}, {"+U", "1|50|2"}, {"+I", "2|5|1"}}
+	if got := nextChanges(t, top, 5); !reflect.DeepEqual(got, want) {
+		t.Errorf("Top-N after a new first row: %v, want %v", got, want)
 	}
 }
 

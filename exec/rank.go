@@ -142,7 +142,7 @@ func (r *Ranker) emit(all bool) error {
 		cur := r.rank(p, outT)
 		out := cur
 		if !all && p.emitted != nil {
-			out = rankChanges(p.emitted, cur, outT)
+			out = rankChanges(p.emitted, cur, outT, r.Fn == RowNumber)
 		}
 		p.emitted = cur
 		if err := r.Out.EmitBatch(out); err != nil {
@@ -156,9 +156,12 @@ func (r *Ranker) emit(all bool) error {
 }
 
 // rankChanges is what changed from a partition's ranked rows old to cur: a retraction of
-// each old row cur does not have, then an insertion of each cur row old did not have (rows
-// compared whole, rank included), so a row that kept its place is not emitted again.
-func rankChanges(old, cur *Batch, ts []types.T) *Batch {
+// each old row cur does not have and an insertion of each cur row old did not have (rows
+// compared whole, rank included), so a row that kept its place is not emitted again. The
+// retractions come first; with byNumber (ROW_NUMBER, whose number is the last column) the
+// changes go in number order instead, a number's retraction right before its insertion, so
+// that a changed place reads as an update (-U, +U) of the partition and number.
+func rankChanges(old, cur *Batch, ts []types.T, byNumber bool) *Batch {
 	if cur == nil { // no rows left
 		cur = &Batch{}
 	}
@@ -186,12 +189,29 @@ func rankChanges(old, cur *Batch, ts []types.T) *Batch {
 			gone = append(gone, int32(i))
 		}
 	}
-	minus := Take(old, gone, ts)
+	minus, plus := Take(old, gone, ts), Take(cur, added, ts)
 	minus.W = make([]int64, len(gone))
 	for i := range minus.W {
 		minus.W[i] = -1
 	}
-	return ConcatChanges(minus, Take(cur, added, ts))
+	all := ConcatChanges(minus, plus)
+	if !byNumber || minus.N == 0 || plus.N == 0 {
+		return all
+	}
+	// Both lists are in number order (old and cur are ranked): merge them.
+	last := len(ts) - 1
+	nOld, nNew := Int64s(minus.Cols[last]), Int64s(plus.Cols[last])
+	order := make([]int32, 0, all.N)
+	for i, j := 0, 0; i < len(nOld) || j < len(nNew); {
+		if j == len(nNew) || i < len(nOld) && nOld[i] <= nNew[j] {
+			order = append(order, int32(i))
+			i++
+		} else {
+			order = append(order, int32(len(nOld)+j))
+			j++
+		}
+	}
+	return Take(all, order, ts)
 }
 
 // drop frees partition k (and its entry in the store).

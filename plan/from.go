@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -890,6 +891,13 @@ func UniqueKey(n Node) (key []int, ok bool) {
 			return nil, false
 		}
 		parts = x.Rel.PK
+	case *Rank:
+		// ROW_NUMBER numbers a partition's rows 1, 2, ...: the partition and the number name
+		// one row (as in Flink's Top-N, whose key is the partition and the rank).
+		if x.Fn != exec.RowNumber {
+			return nil, false
+		}
+		parts = append(slices.Clone(x.PartCols), len(x.Input.Schema()))
 	default:
 		return nil, false
 	}
