@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"errors"
 	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -33,6 +34,9 @@ type Spill struct {
 	inCkpt  bool
 	pending []pendingChange
 	keys    []byte
+	// filter holds every key the store may hold for this Spill, so that Get of a key never
+	// written skips the store; nil until the first Get builds it (see Get).
+	filter *keyFilter
 }
 
 // pendingChange is a change listed during a checkpoint: key keys[off:off+n], val (nil:
@@ -53,12 +57,46 @@ func spillPrefix(owner uint64, op int) []byte {
 	return append(p, byte(op>>8), byte(op), '/')
 }
 
-// Get reads a key's value.
+// Get reads a key's value. A key the filter has never seen is not read from the store.
 func (p *Spill) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := p.staged[string(key)]; ok {
 		return v, v != nil, nil
 	}
+	if p.filter == nil {
+		if err := p.buildFilter(); err != nil {
+			return nil, false, err
+		}
+	}
+	if !p.filter.mayHave(key) {
+		return nil, false, nil
+	}
 	return p.s.get(append(bytes.Clone(p.prefix), key...))
+}
+
+// buildFilter makes the filter of the keys stored, staged and listed; from then on every key
+// written is added as it is staged, listed or written (stage, Write), before it can reach
+// the store. (Get is not called between a checkpoint's Begin or Write and its commit: the
+// keys in that batch are listed or already added.)
+func (p *Spill) buildFilter() error {
+	f := newKeyFilter()
+	it, err := p.s.db.NewIter(&pebble.IterOptions{LowerBound: p.prefix, UpperBound: prefixEnd(p.prefix)})
+	if err != nil {
+		return err
+	}
+	for it.First(); it.Valid(); it.Next() {
+		f.add(it.Key()[len(p.prefix):])
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	for k := range p.staged {
+		f.add([]byte(k))
+	}
+	for _, c := range p.pending {
+		f.add(p.keys[c.off : c.off+c.n])
+	}
+	p.filter = f
+	return nil
 }
 
 // Put stages a key's new value.
@@ -90,6 +128,9 @@ func (p *Spill) Keep() {
 }
 
 func (p *Spill) stage(key, val []byte) {
+	if p.filter != nil && val != nil {
+		p.filter.add(key)
+	}
 	old, ok := p.staged[string(key)]
 	if !ok && p.inCkpt {
 		p.pending = append(p.pending, pendingChange{off: len(p.keys), n: len(key), val: val})
@@ -107,6 +148,9 @@ func (p *Spill) stage(key, val []byte) {
 // Write sets key to val (nil: deletes it) in a checkpoint's batch, bypassing the staged
 // changes (the caller has none staged).
 func (p *Spill) Write(b *Batch, key, val []byte) {
+	if p.filter != nil && val != nil {
+		p.filter.add(key)
+	}
 	p.kbuf = append(append(p.kbuf[:0], p.prefix...), key...) // the batch copies it
 	if val == nil {
 		_ = b.b.Delete(p.kbuf, nil)
