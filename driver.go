@@ -29,13 +29,19 @@ var (
 	_ driver.DriverContext = (*Driver)(nil)
 )
 
-// Open implements driver.Driver (a one-connection database; sql.Open uses OpenConnector).
+// Open implements driver.Driver: a one-connection database, closed with its connection
+// (sql.Open uses OpenConnector, whose connections share one database).
 func (d *Driver) Open(dsn string) (driver.Conn, error) {
 	c, err := d.OpenConnector(dsn)
 	if err != nil {
 		return nil, err
 	}
-	return c.Connect(context.Background())
+	cn, err := c.Connect(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	cn.(*conn).own = c.(*connector)
+	return cn, nil
 }
 
 // OpenConnector implements driver.DriverContext.
@@ -135,7 +141,12 @@ func (c *connector) Close() error {
 	return err
 }
 
-type conn struct{ db *DB }
+type conn struct {
+	db *DB
+	// own, for a connection from Driver.Open, is the connector of its one-connection
+	// database: closing the connection closes the database.
+	own *connector
+}
 
 var (
 	_ driver.QueryerContext     = (*conn)(nil)
@@ -156,7 +167,12 @@ func (c *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, err
 	return &stmt{c: c, query: query, n: n}, nil
 }
 
-func (c *conn) Close() error { return nil }
+func (c *conn) Close() error {
+	if c.own != nil {
+		return c.own.Close()
+	}
+	return nil
+}
 
 func (c *conn) Begin() (driver.Tx, error) {
 	return nil, fmt.Errorf("streamsql: transactions are not supported; each statement is atomic")

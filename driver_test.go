@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/streamsql/streamsql"
+	"github.com/streamsql/streamsql"
 )
 
 func sqlOpenT(t testing.TB, dsn string) *sql.DB {
@@ -336,6 +336,27 @@ func TestDriverPathInUse(t *testing.T) {
 		t.Errorf("error does not say the path is in use: %v", err)
 	}
 	sqlExec(t, db1, "INSERT INTO t VALUES (1)")
+}
+
+// TestDriverOpenClosesWithItsConn: Driver.Open's one-connection database is closed with its
+// connection, so the path can be opened again.
+func TestDriverOpenClosesWithItsConn(t *testing.T) {
+	dir := t.TempDir()
+	d := &streamsql.Driver{}
+	for i := 0; i < 2; i++ {
+		c, err := d.Open(dir)
+		if err != nil {
+			t.Fatalf("Driver.Open, time %d: %v", i+1, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := streamsql.Open(dir)
+	if err != nil {
+		t.Fatalf("Open after Driver.Open and Close: %v", err)
+	}
+	db.Close()
 }
 
 func TestDriverDSNOptions(t *testing.T) {
