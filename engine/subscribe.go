@@ -50,6 +50,9 @@ func (s *Subscription) Close() {
 func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 	v, ok := e.views[strings.ToLower(st.Name)]
 	if !ok {
+		if _, isTable := e.tables[strings.ToLower(st.Name)]; isTable {
+			return nil, st.ErrorAt(st.Name, "SUBSCRIBE reads a materialized view, and %s is a table: CREATE MATERIALIZED VIEW v AS SELECT * FROM %s, then SUBSCRIBE v", st.Name, st.Name)
+		}
 		return nil, st.ErrorAt(st.Name, "materialized view %s does not exist", st.Name)
 	}
 	snapshot := true

@@ -206,11 +206,12 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 	}
 	if w := s.Watermark; w != nil {
 		idx := t.colIndex(w.Column)
+		colPos := s.PosAfter([]string{"WATERMARK", "FOR"}, "") // the column's name
 		if idx < 0 {
-			return nil, s.ErrorAtPos(w.Pos, "WATERMARK FOR %s: no such column", w.Column)
+			return nil, s.ErrorAtPos(colPos, "WATERMARK FOR %s: no such column", w.Column)
 		}
 		if t.cols[idx].Type.Kind != types.Timestamp {
-			return nil, s.ErrorAtPos(w.Pos, "WATERMARK FOR %s: the event-time column must be TIMESTAMP(3), it is %s", w.Column, t.cols[idx].Type)
+			return nil, s.ErrorAtPos(colPos, "WATERMARK FOR %s: the event-time column must be TIMESTAMP(3), it is %s", w.Column, t.cols[idx].Type)
 		}
 		b := &plan.Binder{Cat: e, Stmt: s}
 		expr, err := b.BindScalar(w.Expr, t.schema())
