@@ -413,6 +413,9 @@ func (h *HashAgg) push(m Msg) error {
 // apply adds a batch's rows to their groups and emits the changes; after is the watermark
 // after its last row (TTL clocks).
 func (h *HashAgg) apply(b *Batch, after int64) error {
+	if b.Runs != nil && !h.byRuns(b) {
+		b = h.windowColumns(b)
+	}
 	h.assign(b)
 	if h.spillErr != nil {
 		return h.spillErr
@@ -739,6 +742,10 @@ func (h *HashAgg) assign(b *Batch) {
 		}
 		return
 	}
+	if b.Runs != nil { // byRuns(b)
+		h.assignWindowRuns(b.Runs, Int64s(b.Cols[h.Keys[h.userKey]]))
+		return
+	}
 	if h.intKeyed() {
 		cols := make([][]int64, len(h.Keys))
 		nulls := false
@@ -747,7 +754,7 @@ func (h *HashAgg) assign(b *Batch) {
 			nulls = nulls || b.Cols[c].NullN() > 0
 		}
 		if h.userKey >= 0 && !nulls {
-			h.assignWindowRuns(cols)
+			h.assignWindowRuns(windowRuns(cols[h.WindowStart], cols[h.WindowEnd]), cols[h.userKey])
 			return
 		}
 		// t is the table of the window of the row before (consecutive rows mostly share one).
@@ -783,23 +790,55 @@ func (h *HashAgg) assign(b *Batch) {
 	}
 }
 
-// assignWindowRuns is assign for a windowed aggregate keyed by the window and one other
-// int column (userKey), without NULLs: it takes the rows in runs of one window, so a run
-// finds its window's table once and, where that table indexes the key directly, each row
-// costs one array access.
-func (h *HashAgg) assignWindowRuns(cols [][]int64) {
-	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
-	starts, ends, ks := cols[ws], cols[we], cols[uk]
-	n := len(ks)
-	h.gids = slices.Grow(h.gids[:0], n)
-	for i := 0; i < n; {
+// byRuns reports whether assign takes a batch with Runs as it is: the aggregate is keyed by
+// the window and one int column without NULLs (see assignWindowRuns).
+func (h *HashAgg) byRuns(b *Batch) bool {
+	return h.userKey >= 0 && !h.spilled && h.intKeyed() && b.Cols[h.Keys[h.userKey]].NullN() == 0
+}
+
+// windowColumns is b with its window key columns made from its Runs, for the paths that
+// read keys row by row.
+func (h *HashAgg) windowColumns(b *Batch) *Batch {
+	starts, ends := make([]int64, b.N), make([]int64, b.N)
+	from := 0
+	for _, r := range b.Runs {
+		for i := from; i < r.To; i++ {
+			starts[i], ends[i] = r.Start, r.End
+		}
+		from = r.To
+	}
+	cols := slices.Clone(b.Cols)
+	cols[h.Keys[h.WindowStart]], cols[h.Keys[h.WindowEnd]] = NewInt64(starts, nil), NewInt64(ends, nil)
+	return &Batch{N: b.N, Cols: cols, W: b.W, WM: b.WM}
+}
+
+// windowRuns cuts window columns into runs of one window.
+func windowRuns(starts, ends []int64) []WindowRun {
+	var runs []WindowRun
+	for i := 0; i < len(ends); {
 		s, e := starts[i], ends[i]
 		j := i + 1
-		for j < n && ends[j] == e && starts[j] == s {
+		for j < len(ends) && ends[j] == e && starts[j] == s {
 			j++
 		}
+		runs = append(runs, WindowRun{To: j, Start: s, End: e})
+		i = j
+	}
+	return runs
+}
+
+// assignWindowRuns is assign for a windowed aggregate keyed by the window and one other
+// int column (userKey, values ks), without NULLs, its rows in runs of one window: a run
+// finds its window's table once and, where that table indexes the key directly, each row
+// costs one array access.
+func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
+	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
+	h.gids = slices.Grow(h.gids[:0], len(ks))
+	i := 0
+	for _, run := range runs {
+		j := run.To
 		var key [4]int64
-		key[ws], key[we] = s, e
+		key[ws], key[we] = run.Start, run.End
 		t := h.keyTable(key)
 		gids := h.gids[len(h.gids) : len(h.gids)+j-i]
 		h.gids = h.gids[:len(h.gids)+j-i]

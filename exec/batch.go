@@ -25,6 +25,19 @@ type Batch struct {
 	// accepted by its source table (SPEC.md §3: lateness is judged against the watermark
 	// before the row); a retraction carries the watermark before its statement.
 	WM []int64
+	// Runs, when not nil, gives the rows' windows, run by run, for a window aggregate that
+	// reads its input's window columns only as its window_start and window_end keys
+	// (window.Assign's RunsOnly): rows [Runs[i-1].To, Runs[i].To) are in window
+	// [Runs[i].Start, Runs[i].End). The window columns then hold no values (NULL arrays):
+	// only a Project of column references (which cannot fail a row) passes such a batch on,
+	// and only HashAgg reads it.
+	Runs []WindowRun
+}
+
+// WindowRun is a run of rows in one window (Batch.Runs).
+type WindowRun struct {
+	To         int
+	Start, End int64
 }
 
 // Weight returns the weight of row i.

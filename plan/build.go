@@ -62,6 +62,10 @@ type builder struct {
 	// aggregated holds the windows whose rows reach an aggregate through filters and
 	// projections only: nothing keeps their columns past a push.
 	aggregated map[*Window]bool
+	// runsOnly holds those of them whose window columns the aggregate reads only as its
+	// window_start and window_end keys, through projections of columns (window.Assign's
+	// RunsOnly).
+	runsOnly map[*Window]bool
 }
 
 // stateful records a stateful operator and returns it as an output.
@@ -101,9 +105,10 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			h.Windowed, h.WindowEnd, h.WindowStart, h.EmitOnClose = true, x.Window.EndKey, x.Window.StartKey, x.Window.EmitOnClose
 			if w := windowOf(x.Input); w != nil {
 				if bd.aggregated == nil {
-					bd.aggregated = map[*Window]bool{}
+					bd.aggregated, bd.runsOnly = map[*Window]bool{}, map[*Window]bool{}
 				}
 				bd.aggregated[w] = true
+				bd.runsOnly[w] = windowKeysOnly(x, w)
 			}
 		}
 		return bd.build(x.Input, bd.stateful(h, 0))
@@ -112,7 +117,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			return &sql.Error{Line: x.TVF.Pos.Line, Col: x.TVF.Pos.Col, Msg: "SESSION windows are only supported under GROUP BY window_start, window_end"}
 		}
 		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()),
-			Reuse: bd.aggregated[x], Out: out}
+			Reuse: bd.aggregated[x], RunsOnly: bd.runsOnly[x], Out: out}
 		if bd.opt.Late != nil {
 			a.Late = bd.opt.Late(x.TVF.Table)
 		}
@@ -239,4 +244,40 @@ func scannedTable(n Node) string {
 			return ""
 		}
 	}
+}
+
+// windowKeysOnly reports whether windowed aggregate x reads the columns window w appends
+// only as its window_start and window_end keys, with nothing but projections of columns
+// between them (no filter, no computed column).
+func windowKeysOnly(x *Aggregate, w *Window) bool {
+	for n := x.Input; n != Node(w); {
+		p, ok := n.(*Project)
+		if !ok {
+			return false
+		}
+		for _, e := range p.Exprs {
+			if _, ok := e.(*exec.ColRef); !ok {
+				return false
+			}
+		}
+		n = p.Input
+	}
+	first := len(w.Input.Schema()) // window_start; window_end and window_time follow
+	used := func(col int) bool {
+		n, c := origin(x.Input, col)
+		return n == Node(w) && c >= first
+	}
+	for i := 0; i < x.NumKeys; i++ {
+		if used(i) && i != x.Window.StartKey && i != x.Window.EndKey {
+			return false
+		}
+	}
+	for _, a := range x.Aggs {
+		if a.Fn != exec.AggCountStar && used(a.Arg) {
+			return false
+		}
+	}
+	_, s := origin(x.Input, x.Window.StartKey)
+	_, e := origin(x.Input, x.Window.EndKey)
+	return s == first && e == first+1
 }

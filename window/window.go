@@ -80,8 +80,12 @@ type Assign struct {
 	// aggregate through filters and projections): the window columns' memory is then
 	// reused from batch to batch.
 	Reuse bool
-	slab  []int64
-	buf   [][2]int64
+	// RunsOnly is set when the window columns are read only as an aggregate's window_start
+	// and window_end keys, through projections of columns: TUMBLE's fast path then passes
+	// the windows as the batch's Runs, and the columns without values (exec.Batch.Runs).
+	RunsOnly bool
+	slab     []int64
+	buf      [][2]int64
 	// w is the last watermark received: the lateness reference for rows that carry none
 	// (the output of a join or an aggregate).
 	w int64
@@ -264,8 +268,14 @@ func (a *Assign) buffer(n int) []int64 {
 // it; the three columns share one allocation.
 func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	size, n := a.Spec.Args[0], b.N
-	slab := a.buffer(3 * n)
-	starts, ends, wt := slab[:n:n], slab[n:2*n:2*n], slab[2*n:3*n:3*n]
+	var starts, ends, wt []int64
+	var runs []exec.WindowRun
+	if a.RunsOnly {
+		runs = make([]exec.WindowRun, 0, 8) // not nil, even for no rows
+	} else {
+		slab := a.buffer(3 * n)
+		starts, ends, wt = slab[:n:n], slab[n:2*n:2*n], slab[2*n:3*n:3*n]
+	}
 	ts = ts[:n]
 	for i := 0; i < n; {
 		s := types.FloorDiv(ts[i], size) * size
@@ -284,15 +294,24 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 		if s+size-1 <= w {
 			return nil, false // a late row: take the general path, which reports it
 		}
-		fill(starts[i:j], s)
-		fill(ends[i:j], s+size)
-		fill(wt[i:j], s+size-1)
+		if a.RunsOnly {
+			runs = append(runs, exec.WindowRun{To: j, Start: s, End: s + size})
+		} else {
+			fill(starts[i:j], s)
+			fill(ends[i:j], s+size)
+			fill(wt[i:j], s+size-1)
+		}
 		i = j
 	}
 	cols := make([]arrow.Array, 0, len(b.Cols)+3)
 	cols = append(cols, b.Cols...)
-	cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
-	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM}, true
+	if a.RunsOnly {
+		none := array.NewNull(n)
+		cols = append(cols, none, none, none)
+	} else {
+		cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
+	}
+	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM, Runs: runs}, true
 }
 
 // fill sets every element of xs to v.
