@@ -168,20 +168,12 @@ func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
 }
 
 // BenchmarkDuckDBTumble is the batch equivalent of ../../bench's BenchmarkTumbleView and
-// BenchmarkHopView on DuckDB: the same 4M events (1k keys, ts 1 ms apart) grouped by 10 s
-// window and key in one query over the finished table — DuckDB sees all the data at once,
-// with no watermark, no emission per batch and no retractions. The HOP variant crosses each
-// event with its five 2 s-sliding windows (generate_series with UNNEST is 3x slower).
+// BenchmarkHopView on DuckDB: the same events (1k keys and 4M events, 1M keys and 1M events;
+// ts 1 ms apart) grouped by 10 s window and key in one query over the finished table —
+// DuckDB sees all the data at once, with no watermark, no emission per batch and no
+// retractions. The HOP variant crosses each event with its five 2 s-sliding windows
+// (generate_series with UNNEST is 3x slower).
 func BenchmarkDuckDBTumble(b *testing.B) {
-	events := benchScaled(4_000_000)
-	db, conn := openBenchDuckDB(b)
-	defer db.Close()
-	defer conn.Close()
-	g := splitmix(5)
-	appendRows(b, conn, "CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP)", "ev", events, func(i int) []driver.Value {
-		k, v := g.intn(1000), g.intn(1000)
-		return []driver.Value{k, v, time.UnixMilli(baseMillis + int64(i)).UTC()}
-	})
 	queries := []struct{ name, q string }{
 		{"tumble/time_bucket", `SELECT epoch_ms(time_bucket(INTERVAL '10 seconds', ts)) AS window_start, k, COUNT(*) AS n, SUM(v) AS s
 			FROM ev GROUP BY ALL`},
@@ -190,21 +182,32 @@ func BenchmarkDuckDBTumble(b *testing.B) {
 		{"hop/offsets", `SELECT epoch_ms(ts) // 2000 * 2000 - 2000 * o.i AS window_start, k, COUNT(*) AS n, SUM(v) AS s
 			FROM ev, (VALUES (0), (1), (2), (3), (4)) o(i) GROUP BY ALL`},
 	}
-	for _, c := range queries {
-		b.Run(fmt.Sprintf("%s/events=%s/threads=1", c.name, benchHuman(events)), func(b *testing.B) {
-			// Fold the result into one row in DuckDB: the time is the query's, not that of
-			// database/sql scanning hundreds of thousands of rows one by one.
-			q := "SELECT COUNT(*), SUM(window_start), SUM(k), SUM(n), SUM(s) FROM (" + c.q + ")"
-			el, _, totals := timeQuery(b, conn, q, 5)
-			perEvent := int64(1)
-			if c.name[:3] == "hop" {
-				perEvent = 5
-			}
-			if totals[3] != perEvent*int64(events) {
-				b.Fatalf("SUM(n) = %d, want %d", totals[3], perEvent*int64(events))
-			}
-			b.ReportMetric(float64(totals[0]), "groups")
-			b.ReportMetric(float64(events*b.N)/el.Seconds(), "events/s")
+	for _, sz := range []struct{ keys, events int }{{1000, 4_000_000}, {1_000_000, 1_000_000}} {
+		keys, events := sz.keys, benchScaled(sz.events)
+		db, conn := openBenchDuckDB(b)
+		g := splitmix(5)
+		appendRows(b, conn, "CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP)", "ev", events, func(i int) []driver.Value {
+			k, v := g.intn(keys), g.intn(1000)
+			return []driver.Value{k, v, time.UnixMilli(baseMillis + int64(i)).UTC()}
 		})
+		for _, c := range queries {
+			b.Run(fmt.Sprintf("%s/keys=%s/events=%s/threads=1", c.name, benchHuman(keys), benchHuman(events)), func(b *testing.B) {
+				// Fold the result into one row in DuckDB: the time is the query's, not that of
+				// database/sql scanning hundreds of thousands of rows one by one.
+				q := "SELECT COUNT(*), SUM(window_start), SUM(k), SUM(n), SUM(s) FROM (" + c.q + ")"
+				el, _, totals := timeQuery(b, conn, q, 5)
+				perEvent := int64(1)
+				if c.name[:3] == "hop" {
+					perEvent = 5
+				}
+				if totals[3] != perEvent*int64(events) {
+					b.Fatalf("SUM(n) = %d, want %d", totals[3], perEvent*int64(events))
+				}
+				b.ReportMetric(float64(totals[0]), "groups")
+				b.ReportMetric(float64(events*b.N)/el.Seconds(), "events/s")
+			})
+		}
+		conn.Close()
+		db.Close()
 	}
 }
