@@ -105,15 +105,76 @@ func (t *intTable) reset() {
 
 // winKeys is a key table of a windowed aggregate, one per window. Its keys share the window
 // columns, so when a single other column (col) varies, a key equal to the first one put in
-// every other column, and whose col lies within winDenseSpan of the first one's, is indexed
-// directly by it; any other key goes to the hash table. The first put fixes ref and base,
-// so each key has one home, whichever column col names.
+// every other column is found by its col value alone: directly (dense) when it lies within
+// winDenseSpan of the first one's, else in far; any other key goes to the hash table of
+// whole keys. The first put fixes ref and base, so each key has one home, whichever column
+// col names.
 type winKeys struct {
 	intTable
 	col   int      // the varying key column, -1: the hash table only
 	ref   [4]int64 // the first key put, its col zeroed
 	base  int64    // the col value at dense[0]
 	dense []int32  // group id + 1; empty until the first put
+	far   colTable
+}
+
+// colTable maps one int64 (a winKeys' col value) to a group id: open addressing with linear
+// probing at most half full, a slot being 16 bytes, so that a window of many keys, most of
+// them new to it, probes few cache lines (intTable's slots hold whole keys).
+type colTable struct {
+	slots []colSlot
+	n     int
+}
+
+// colSlot is an entry: a key and its group id + 1 (0 marks an empty slot).
+type colSlot struct {
+	key int64
+	val int32
+}
+
+func (t *colTable) home(k int64) int {
+	h := uint64(k) * 0x9E3779B97F4A7C15
+	h ^= h >> 29
+	return int(h & uint64(len(t.slots)-1))
+}
+
+func (t *colTable) get(k int64) (int32, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		switch sl := &t.slots[i]; {
+		case sl.val == 0:
+			return 0, false
+		case sl.key == k:
+			return sl.val - 1, true
+		}
+	}
+}
+
+func (t *colTable) put(k int64, g int32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots, t.n = make([]colSlot, max(64, 2*len(old))), 0
+		for _, sl := range old {
+			if sl.val != 0 {
+				t.put(sl.key, sl.val-1)
+			}
+		}
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(k); ; i = (i + 1) & mask {
+		switch sl := &t.slots[i]; {
+		case sl.val == 0:
+			sl.key, sl.val = k, g+1
+			t.n++
+			return
+		case sl.key == k:
+			sl.val = g + 1
+			return
+		}
+	}
 }
 
 // winDenseSpan is the width of a window's directly indexed key range.
@@ -132,12 +193,24 @@ func (w *winKeys) slot(k [4]int64) int {
 	return -1
 }
 
+// isFar reports whether k, not in dense's range, is found by its col value in far.
+func (w *winKeys) isFar(k [4]int64) bool {
+	if w.col < 0 || len(w.dense) == 0 {
+		return false
+	}
+	k[w.col] = 0
+	return k == w.ref
+}
+
 func (w *winKeys) get(k [4]int64) (int32, bool) {
 	if d := w.slot(k); d >= 0 {
 		if g := w.dense[d]; g > 0 {
 			return g - 1, true
 		}
 		return 0, false
+	}
+	if w.isFar(k) {
+		return w.far.get(k[w.col])
 	}
 	return w.intTable.get(k)
 }
@@ -156,6 +229,10 @@ func (w *winKeys) put(k [4]int64, g int32) {
 		w.dense[d] = g + 1
 		return
 	}
+	if w.isFar(k) {
+		w.far.put(k[w.col], g)
+		return
+	}
 	w.intTable.put(k, g)
 }
 
@@ -164,4 +241,6 @@ func (w *winKeys) reset() {
 	w.intTable.reset()
 	clear(w.dense)
 	w.dense = w.dense[:0]
+	clear(w.far.slots)
+	w.far.n = 0
 }
