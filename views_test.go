@@ -156,16 +156,25 @@ func TestWindowAggregateShapes(t *testing.T) {
 		{"window_start, window_end, k, MAX(window_time) AS t", "window_start, window_end, k"},             // window_time read
 		{"window_start, window_end, k, COUNT(*) AS n", "window_start, window_end, k HAVING COUNT(*) > 1"}, // after the aggregate
 	}
+	// Each window's keys, the first aside, are found by the user key alone — in the directly
+	// indexed range, or far from it (keys up to 40M): checked against an aggregate that is not
+	// windowed (GROUP BY without window_end), whose keys take the table of whole keys.
+	const plain = "SELECT window_start, k, COUNT(*) AS n, SUM(v) AS s FROM " +
+		"TABLE(TUMBLE(TABLE e, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, k"
 	db := openT(t, "")
 	mustExec(t, db, "CREATE TABLE e (k BIGINT, s VARCHAR, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' HOUR)")
 	for i, sh := range shapes {
 		mustExec(t, db, fmt.Sprintf("CREATE MATERIALIZED VIEW w%d AS SELECT %s FROM %s GROUP BY %s", i, sh.sel, tvf, sh.group))
 	}
+	mustExec(t, db, "CREATE MATERIALIZED VIEW wide AS SELECT window_start, k, COUNT(*) AS n, SUM(v) AS s FROM "+tvf+" GROUP BY window_start, window_end, k")
 	r := rand.New(rand.NewSource(7))
 	for step := 0; step < 20; step++ {
 		var rows []string
 		for i := 0; i < 1+r.Intn(300); i++ {
 			k := fmt.Sprint(r.Intn(20))
+			if r.Intn(3) == 0 {
+				k = fmt.Sprint(r.Intn(40) * 1_000_003)
+			}
 			if r.Intn(15) == 0 {
 				k = "NULL" // a NULL key: that batch takes the path with columns
 			}
@@ -178,6 +187,9 @@ func TestWindowAggregateShapes(t *testing.T) {
 			if got := rowsOf(t, db, fmt.Sprintf("SELECT * FROM w%d", i)); got != want {
 				t.Fatalf("step %d: w%d (GROUP BY %s) =\n%s\nwant\n%s", step, i, sh.group, got, want)
 			}
+		}
+		if got, want := rowsOf(t, db, "SELECT * FROM wide"), rowsOf(t, db, plain); got != want {
+			t.Fatalf("step %d: wide keys =\n%s\nwant\n%s", step, got, want)
 		}
 	}
 }

@@ -143,6 +143,8 @@ type HashAgg struct {
 	gone     [][]byte
 	spilled  bool
 	spillErr error
+	// ahead sums the slots assignWindowRuns reads ahead, only so that the reads happen.
+	ahead int64
 }
 
 var _ Operator = (*HashAgg)(nil)
@@ -846,7 +848,9 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 		if key == t.ref {
 			dense = t.dense
 		}
-		for r, k := range ks[i:j] {
+		var ahead int64
+		rows := ks[i:j]
+		for r, k := range rows {
 			if d := uint64(k - t.base); d < uint64(len(dense)) {
 				g := dense[d] - 1
 				if g < 0 {
@@ -854,6 +858,22 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 					full[uk] = k
 					g = h.newIntGroup(full)
 					dense[d] = g + 1
+				}
+				gids[r] = g
+				continue
+			}
+			if dense != nil { // found by the user key alone (winKeys.far)
+				// Reading the slot of a key a few rows on now lets its cache miss overlap
+				// this row's work: a window of many keys probes its table at random.
+				if r+farAhead < len(rows) && t.far.n > 0 {
+					ahead += t.far.slots[t.far.home(rows[r+farAhead])].key
+				}
+				g, ok := t.far.get(k)
+				if !ok {
+					full := key
+					full[uk] = k
+					g = h.newIntGroup(full)
+					t.far.put(k, g)
 				}
 				gids[r] = g
 				continue
@@ -870,9 +890,14 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 			}
 			gids[r] = g
 		}
+		h.ahead += ahead
 		i = j
 	}
 }
+
+// farAhead is how many rows ahead assignWindowRuns reads a far key's slot (HashAgg.ahead
+// keeps those reads from being compiled away).
+const farAhead = 8
 
 // denseSpan is the widest key range kept in a directly indexed table.
 const denseSpan = 1 << 16
