@@ -216,3 +216,47 @@ func TestFileSourceShrinks(t *testing.T) {
 	}
 	wantRows(t, db, "SELECT COUNT(*), MAX(k) FROM f", "[3 2]")
 }
+
+// TestFileSourceMissingOnReopen: a file table whose file is gone when the database reopens
+// does not keep the database from opening: its rows and the other tables stay readable, the
+// source reports the failure (system.sources, FLUSH), and DROP TABLE removes it.
+func TestFileSourceMissingOnReopen(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.csv")
+	if err := os.WriteFile(in, []byte("1,10\n2,20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "db")
+	db, err := streamsql.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, fmt.Sprintf("CREATE TABLE r (a BIGINT, p BIGINT) WITH (connector = 'file', path = '%s', format = 'csv')", in))
+	mustExec(t, db, "CREATE TABLE keep (x INT)")
+	mustExec(t, db, "INSERT INTO keep VALUES (42)")
+	mustExec(t, db, "FLUSH")
+	wantRows(t, db, "SELECT COUNT(*) FROM r", "[2]")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(in); err != nil {
+		t.Fatal(err)
+	}
+	db, err = streamsql.Open(path)
+	if err != nil {
+		t.Fatalf("Open with a file table's file gone: %v", err)
+	}
+	defer db.Close()
+	wantRows(t, db, "SELECT x FROM keep", "[42]")
+	wantRows(t, db, "SELECT COUNT(*) FROM r", "[2]")
+	status := queryStrings(t, db, "SELECT status FROM system.sources")
+	if len(status) != 1 || !strings.HasPrefix(status[0], "failed:") || !strings.Contains(status[0], "no such file") {
+		t.Fatalf("system.sources status: %v", status)
+	}
+	wantRows(t, db, "SELECT position FROM system.sources", "[10]")
+	if _, err := db.Exec("FLUSH"); err == nil || !strings.Contains(err.Error(), "file table r stopped reading") {
+		t.Fatalf("FLUSH with the file gone: %v", err)
+	}
+	mustExec(t, db, "DROP TABLE r")
+	mustExec(t, db, "FLUSH")
+}

@@ -97,6 +97,21 @@ func (e *Engine) openSource(t *tableObj) (tableSource, error) {
 	return tableSource{gen: src}, nil
 }
 
+// failedFeeder is the feeder of a table whose connector could not be restored at Open (a
+// file that is gone): stopped with err, at the committed position. A file table's FLUSH
+// reports it, as it does a file that shrank.
+func (e *Engine) failedFeeder(t *tableObj, err error) *feeder {
+	f := &feeder{cancel: func() {}, done: make(chan struct{}), err: err, lag: -1}
+	close(f.done)
+	if pos, _, _ := e.store.Meta(offsetKey(t)); len(pos) == 8 {
+		f.offset = int64(binary.BigEndian.Uint64(pos))
+	}
+	if strings.EqualFold(strings.TrimSpace(t.options["connector"]), "file") {
+		f.size = func() int64 { return f.offset }
+	}
+	return f
+}
+
 // startFeeder starts ingesting from a table's connector in the background.
 func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	ctx, cancel := context.WithCancel(context.Background())
