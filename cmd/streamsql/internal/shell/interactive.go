@@ -36,7 +36,21 @@ func newReadline(s *Shell) (LineReader, error) {
 		InterruptPrompt:        "^C",
 		EOFPrompt:              "",
 		HistorySearchFold:      true,
+		FuncGetWidth:           screenWidth,
 	})
+}
+
+// defaultWidth is the line width assumed when the terminal reports none.
+const defaultWidth = 80
+
+// screenWidth is the terminal's width, or defaultWidth when it reports none: serial and VM
+// consoles, and a pty whose size was never set, report 0 columns, with which the line
+// editor spins on the first cursor move.
+func screenWidth() int {
+	if w := readline.GetScreenWidth(); w > 0 {
+		return w
+	}
+	return defaultWidth
 }
 
 // runInteractive reads statements from the terminal until Ctrl-D or .quit.

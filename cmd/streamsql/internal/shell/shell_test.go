@@ -371,3 +371,11 @@ func TestErrorPositionsInInput(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenWidthFallback: with no terminal size (here stdout is no terminal) the line
+// editor gets a width, not 0, with which it spins on the first cursor move.
+func TestScreenWidthFallback(t *testing.T) {
+	if w := screenWidth(); w <= 0 {
+		t.Fatalf("screenWidth() = %d", w)
+	}
+}
