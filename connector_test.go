@@ -3,6 +3,7 @@ package streamsql_test
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"testing"
 	"time"
@@ -110,4 +111,23 @@ func snapshotQuery(t *testing.T, db *streamsql.DB, q string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestConnectorOptionErrorPosition: a bad connector option's error points at that option,
+// not at the first one; an error naming no option points at the first.
+func TestConnectorOptionErrorPosition(t *testing.T) {
+	db := openT(t, "")
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE TABLE g (k BIGINT)\nWITH (\n  connector = 'datagen',\n  'rows.per.second' = '10',\n  'fields.k.kind' = 'bogus'\n)",
+			"option 'fields.k.kind' = 'bogus'.* at line 5, column 3"},
+		{"CREATE TABLE g2 (k BIGINT)\nWITH (connector = 'datagen', 'fields.nope.kind' = 'random')",
+			"option 'fields.nope.kind' names no column.* at line 2, column 30"},
+		{"CREATE TABLE g3 (k BIGINT)\nWITH (connector = 'file', format = 'csv')",
+			"at line 2, column 7"},
+	} {
+		_, err := db.Exec(c.sql)
+		if err == nil || !regexp.MustCompile(c.want).MatchString(err.Error()) {
+			t.Errorf("%s:\n got %v\nwant /%s/", c.sql, err, c.want)
+		}
+	}
 }

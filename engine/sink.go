@@ -42,7 +42,7 @@ func (e *Engine) createSink(s *sql.Stmt) (*Result, error) {
 	if err == nil {
 		err = checkKafka(k.k.Check)
 		if err != nil {
-			err = s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+			err = optionError(s, err)
 		}
 	}
 	if err == nil {
@@ -90,7 +90,7 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 	}
 	var err error
 	if k.k, err = kafka.OpenSink(opts, k.names); err != nil {
-		return nil, s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+		return nil, optionError(s, err)
 	}
 	for _, col := range k.k.Key {
 		k.keyNames, k.keyTypes = append(k.keyNames, k.names[col]), append(k.keyTypes, k.types[col])
@@ -190,4 +190,16 @@ func (e *Engine) sink(name string) *sinkObj {
 		}
 	}
 	return nil
+}
+
+// optionError places a connector's error at the option it names first (quoted, as
+// connectors name options), else at the first option.
+func optionError(s *sql.Stmt, err error) error {
+	msg, pos, at := err.Error(), s.Options[0].Pos, -1
+	for _, o := range s.Options {
+		if i := strings.Index(msg, "'"+o.Key+"'"); i >= 0 && (at < 0 || i < at) {
+			at, pos = i, o.Pos
+		}
+	}
+	return s.ErrorAtPos(pos, "%s", err)
 }

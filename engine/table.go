@@ -111,7 +111,7 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 			wb.Discard()
 			e.cat.Forget(name)
 			delete(e.tables, strings.ToLower(name))
-			return nil, s.ErrorAtPos(s.Options[0].Pos, "%s", err)
+			return nil, optionError(s, err)
 		}
 	}
 	if err := e.store.Commit(wb); err != nil {
