@@ -321,7 +321,11 @@ func (f *feeder) positionOf(off int) position {
 // inUserText moves an error's "at line L, column C" (counted in the statement) to the
 // statement's place in the input, and names the script it came from.
 func (s *Shell) inUserText(msg string) string {
-	if m := posPattern.FindStringSubmatchIndex(msg); m != nil && s.stmtPos.line > 0 {
+	if m := posPattern.FindStringSubmatchIndex(msg); m != nil && s.stmtPos.line == 0 {
+		// A statement a dot command made (.schema NAME): the position is in no text the
+		// user wrote.
+		msg = strings.TrimRight(msg[:m[0]], " ") + msg[m[1]:]
+	} else if m != nil {
 		line, _ := strconv.Atoi(msg[m[2]:m[3]])
 		col, _ := strconv.Atoi(msg[m[4]:m[5]])
 		if line == 1 {

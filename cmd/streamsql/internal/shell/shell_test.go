@@ -372,6 +372,15 @@ func TestErrorPositionsInInput(t *testing.T) {
 	}
 }
 
+// TestDotCommandErrorHasNoPosition: an error of a statement a dot command made (.schema
+// NAME runs DESCRIBE NAME) carries no position, which would be in no text the user wrote.
+func TestDotCommandErrorHasNoPosition(t *testing.T) {
+	useFake(map[string]fakeResult{"DESCRIBE nosuch": {err: errors.New("table nosuch does not exist at line 1, column 10")}})
+	if _, errOut, _ := runShell(t, "", "-c", ".schema nosuch"); errOut != "Error: table nosuch does not exist\n" {
+		t.Errorf("stderr %q", errOut)
+	}
+}
+
 // TestScreenWidthFallback: with no terminal size (here stdout is no terminal) the line
 // editor gets a width, not 0, with which it spins on the first cursor move.
 func TestScreenWidthFallback(t *testing.T) {
