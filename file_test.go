@@ -75,7 +75,9 @@ func TestFileSource(t *testing.T) {
 func TestFileSourceCSV(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "t.csv")
-	text := "1,\"a, b\",true,2024-01-01 00:00:01.5\n2,,FALSE,2024-01-01 00:00:02\nx,y,true,2024-01-01 00:00:03\n"
+	// Booleans take the text a CAST to BOOLEAN takes (true, FALSE, yes, 0, ...); "maybe" is bad.
+	text := "1,\"a, b\",true,2024-01-01 00:00:01.5\n2,,FALSE,2024-01-01 00:00:02\nx,y,true,2024-01-01 00:00:03\n" +
+		"3,c,yes,2024-01-01 00:00:04\n4,d,0,2024-01-01 00:00:05\n5,e,maybe,2024-01-01 00:00:06\n"
 	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +88,9 @@ func TestFileSourceCSV(t *testing.T) {
 	defer db.Close()
 	mustExec(t, db, fmt.Sprintf(`CREATE TABLE t (id BIGINT, name VARCHAR, ok BOOLEAN, ts TIMESTAMP(3)) WITH (connector = 'file', path = '%s', format = 'csv')`, in))
 	waitPosition(t, db, "t", int64(len(text)))
-	wantRows(t, db, "SELECT * FROM t ORDER BY id", "[1 a, b true 2024-01-01 00:00:01.5 +0000 UTC] [2 <nil> false 2024-01-01 00:00:02 +0000 UTC]")
-	wantRows(t, db, "SELECT COUNT(*) FROM system.bad_records WHERE table_name = 't'", "[1]")
+	wantRows(t, db, "SELECT * FROM t ORDER BY id", "[1 a, b true 2024-01-01 00:00:01.5 +0000 UTC] [2 <nil> false 2024-01-01 00:00:02 +0000 UTC] "+
+		"[3 c true 2024-01-01 00:00:04 +0000 UTC] [4 d false 2024-01-01 00:00:05 +0000 UTC]")
+	wantRows(t, db, "SELECT COUNT(*) FROM system.bad_records WHERE table_name = 't'", "[2]")
 	for opts, want := range map[string]string{
 		fmt.Sprintf("connector = 'file', path = '%s', format = 'xml'", in): "option 'format' = 'xml': expected 'json' or 'csv'",
 		"connector = 'file'": "option 'path' is required",

@@ -59,8 +59,10 @@ func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
 		switch c.Type.Kind {
 		case types.Varchar, types.Timestamp, types.Date:
 			raw, _ = json.Marshal(f)
-		case types.Bool:
-			raw = json.RawMessage(strings.ToLower(f))
+		case types.Bool: // the text a CAST to BOOLEAN takes
+			if v, ok := types.ParseBool(f); ok {
+				raw, _ = json.Marshal(v)
+			}
 		}
 		x, err := fieldValue(raw, c.Type)
 		if err != nil {

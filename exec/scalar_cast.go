@@ -399,11 +399,8 @@ func parseText(s string, t types.T) (any, error) {
 		}
 		return v, nil
 	case types.Bool:
-		switch strings.ToLower(ts) {
-		case "true", "t", "yes", "y", "on", "1":
-			return true, nil
-		case "false", "f", "no", "n", "off", "0":
-			return false, nil
+		if v, ok := types.ParseBool(ts); ok {
+			return v, nil
 		}
 		return nil, bad()
 	case types.Date:

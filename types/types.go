@@ -245,6 +245,18 @@ func ParseTimestamp(s string) (int64, error) {
 	return 0, fmt.Errorf("invalid TIMESTAMP %q: expected YYYY-MM-DD HH:MM:SS[.fff]", s)
 }
 
+// ParseBool parses a BOOLEAN's text: true/false, t/f, yes/no, y/n, on/off and 1/0, in any
+// case, as PostgreSQL does; ok is false for any other text.
+func ParseBool(s string) (v, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "t", "yes", "y", "on", "1":
+		return true, true
+	case "false", "f", "no", "n", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
 // ParseDate parses YYYY-MM-DD (or YYYY-M-D) into days since the epoch.
 func ParseDate(s string) (int64, error) {
 	t, err := time.Parse("2006-1-2", strings.TrimSpace(s))
