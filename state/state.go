@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -78,7 +79,8 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 	defer opts.Cache.Unref()
 	db, err := pebble.Open(path, opts)
 	if err != nil {
-		if strings.Contains(err.Error(), "lock") {
+		// Another process's lock is EWOULDBLOCK from flock; this process's, Pebble's own error.
+		if strings.Contains(err.Error(), "lock") || errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("open %s: the database is in use by another process or DB (file lock held): %w", path, err)
 		}
 		if strings.Contains(err.Error(), "replaying WAL") {
