@@ -39,5 +39,5 @@ fuzz: ## fuzz the SQL front pass, the engine, the Kafka JSON decoder and the seg
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./connector/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeSegment -fuzztime 60s ./exec/
 
-demo: ## open the shell on an in-memory database and run the quickstart
+demo: ## run the quickstart through the shell on an in-memory database (non-interactively)
 	$(GO) run ./cmd/streamsql -f examples/quickstart.sql

@@ -200,7 +200,7 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 	if _, ok := t.options["connector"]; !ok && len(t.options) > 0 {
 		for _, o := range s.Options {
 			if _, ok := t.options[o.Key]; ok {
-				return nil, s.ErrorAtPos(o.Pos, "table option '%s' needs a connector (WITH (connector = 'kafka' | 'nexmark' | 'datagen', ...))", o.Key)
+				return nil, s.ErrorAtPos(o.Pos, "table option '%s' needs a connector (WITH (connector = 'kafka' | 'file' | 'nexmark' | 'datagen', ...))", o.Key)
 			}
 		}
 	}

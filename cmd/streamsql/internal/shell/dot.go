@@ -29,7 +29,7 @@ view's current contents are redrawn in place.
 
 // dot runs one dot command line.
 func (s *Shell) dot(line string) {
-	args := splitArgs(line)
+	args := splitArgs(strings.TrimSuffix(strings.TrimSpace(line), ";")) // ".schema t;" as typed out of habit
 	cmd, args := args[0], args[1:]
 	arg := func(i int) string {
 		if i < len(args) {

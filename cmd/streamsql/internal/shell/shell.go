@@ -52,6 +52,7 @@ type Shell struct {
 	outFile     *os.File
 	interactive bool
 	failed      bool        // some statement or command failed
+	readDepth   int         // .read files open
 	stop        atomic.Bool // .quit, or an interrupt in a script
 
 	mu      sync.Mutex
@@ -356,8 +357,11 @@ func (s *Shell) finish(f *feeder) {
 func (s *Shell) runScript(r io.Reader) {
 	br := bufio.NewReader(r)
 	f := &feeder{}
-	for !s.stop.Load() {
+	for first := true; !s.stop.Load(); first = false {
 		line, err := br.ReadString('\n')
+		if first {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark some editors write
+		}
 		if line != "" || err == nil {
 			s.feed(f, strings.TrimRight(line, "\r\n"))
 		}
@@ -371,7 +375,16 @@ func (s *Shell) runScript(r io.Reader) {
 	s.finish(f)
 }
 
+// maxReadDepth bounds .read files reading others (a file that reads itself).
+const maxReadDepth = 16
+
 func (s *Shell) readFile(name string) {
+	if s.readDepth >= maxReadDepth {
+		s.errorf(".read %s: files nest more than %d deep (does a file read itself?)", name, maxReadDepth)
+		return
+	}
+	s.readDepth++
+	defer func() { s.readDepth-- }()
 	fh, err := os.Open(name)
 	if err != nil {
 		s.errorf("%v", err)

@@ -388,3 +388,22 @@ func TestScreenWidthFallback(t *testing.T) {
 		t.Fatalf("screenWidth() = %d", w)
 	}
 }
+
+// TestScriptFileCorners: a byte order mark before a script's first statement is not part of
+// it, a file that reads itself stops with an error after maxReadDepth levels instead of
+// running out of files, and a dot command typed with a ';' ignores it.
+func TestScriptFileCorners(t *testing.T) {
+	useFake(map[string]fakeResult{
+		"SELECT one":    {cols: []string{"n"}, rows: [][]any{{int64(1)}}},
+		"DESCRIBE t":    {cols: []string{"column_name"}, rows: [][]any{{"a"}}},
+		"DESCRIBE `t;`": {err: errors.New("table t; does not exist")},
+	})
+	self := filepath.Join(t.TempDir(), "self.sql")
+	if err := os.WriteFile(self, []byte("\ufeffSELECT one;\n.read "+self+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runShell(t, "", "-csv", "-f", self, "-c", ".schema t;")
+	if n := strings.Count(out, "n\n1\n"); n != maxReadDepth || code != 1 || !strings.Contains(errOut, "nest more than") || !strings.Contains(out, "column_name\na\n") {
+		t.Errorf("%d runs of the file (want %d), exit %d, stdout %q, stderr %q", n, maxReadDepth, code, out, errOut)
+	}
+}
