@@ -241,7 +241,8 @@ func Types(cols []Col) []types.T {
 }
 
 func (n *Scan) explain() string {
-	if n.Alias != "" && !strings.EqualFold(n.Alias, n.Rel.Name) {
+	// A window TVF's carrier alias (sql: __sx_tvf_<n>) is no name the user wrote.
+	if n.Alias != "" && !strings.EqualFold(n.Alias, n.Rel.Name) && !strings.HasPrefix(n.Alias, "__sx_") {
 		return fmt.Sprintf("Scan %s AS %s", n.Rel.Name, n.Alias)
 	}
 	return "Scan " + n.Rel.Name
@@ -362,21 +363,22 @@ func (n *Rank) explain() string {
 	return fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
 }
 
-// Explain renders a plan as an indented tree.
+// Explain renders a plan as a tree: each child under its parent, "├─" before all but the
+// last, whose subtrees hang from a "│".
 func Explain(n Node) string {
 	var sb strings.Builder
-	var walk func(n Node, depth int)
-	walk = func(n Node, depth int) {
-		if depth > 0 {
-			sb.WriteString(strings.Repeat("   ", depth-1))
-			sb.WriteString("└─ ")
-		}
-		sb.WriteString(n.explain())
-		sb.WriteString("\n")
-		for _, c := range n.Children() {
-			walk(c, depth+1)
+	var walk func(n Node, indent, branch, rest string)
+	walk = func(n Node, indent, branch, rest string) {
+		sb.WriteString(indent + branch + n.explain() + "\n")
+		kids := n.Children()
+		for i, c := range kids {
+			if i < len(kids)-1 {
+				walk(c, indent+rest, "├─ ", "│  ")
+			} else {
+				walk(c, indent+rest, "└─ ", "   ")
+			}
 		}
 	}
-	walk(n, 0)
+	walk(n, "", "", "")
 	return sb.String()
 }
