@@ -76,8 +76,9 @@ func TestFileSourceCSV(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "t.csv")
 	// Booleans take the text a CAST to BOOLEAN takes (true, FALSE, yes, 0, ...); "maybe" is bad.
+	// A TIMESTAMP is text or epoch milliseconds.
 	text := "1,\"a, b\",true,2024-01-01 00:00:01.5\n2,,FALSE,2024-01-01 00:00:02\nx,y,true,2024-01-01 00:00:03\n" +
-		"3,c,yes,2024-01-01 00:00:04\n4,d,0,2024-01-01 00:00:05\n5,e,maybe,2024-01-01 00:00:06\n"
+		"3,c,yes,2024-01-01 00:00:04\n4,d,0,1704067205000\n5,e,maybe,2024-01-01 00:00:06\n" // epoch ms as in JSON
 	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

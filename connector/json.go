@@ -57,7 +57,11 @@ func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
 		}
 		raw := json.RawMessage(f)
 		switch c.Type.Kind {
-		case types.Varchar, types.Timestamp, types.Date:
+		case types.Timestamp:
+			if _, err := strconv.ParseInt(f, 10, 64); err != nil { // digits: epoch milliseconds, as in JSON
+				raw, _ = json.Marshal(f)
+			}
+		case types.Varchar, types.Date:
 			raw, _ = json.Marshal(f)
 		case types.Bool: // the text a CAST to BOOLEAN takes
 			if v, ok := types.ParseBool(f); ok {
