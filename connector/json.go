@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -77,11 +78,30 @@ func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
 	return row, nil
 }
 
+// jsonKind names the kind of JSON value encoding/json reports a type error for.
+func jsonKind(v string) string {
+	switch {
+	case v == "array":
+		return "an array"
+	case v == "string":
+		return "a string"
+	case strings.HasPrefix(v, "number"):
+		return "a number"
+	case v == "bool":
+		return "a boolean"
+	}
+	return v
+}
+
 // DecodeJSON decodes a JSON object.
 func (d *Decoder) DecodeJSON(v []byte) ([]any, error) {
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(v))
 	if err := dec.Decode(&obj); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) { // valid JSON, but not an object: say what it is
+			return nil, fmt.Errorf("not a JSON object: %s", jsonKind(te.Value))
+		}
 		return nil, fmt.Errorf("not a JSON object: %v", err)
 	}
 	if obj == nil {

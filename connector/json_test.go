@@ -45,7 +45,10 @@ func TestDecodeErrors(t *testing.T) {
 	d := NewDecoder(testCols)
 	for _, c := range []struct{ in, want string }{
 		{`not json`, "not a JSON object"},
-		{`[1]`, "not a JSON object"},
+		{`[1]`, "not a JSON object: an array"},
+		{`"x"`, "not a JSON object: a string"},
+		{`42`, "not a JSON object: a number"},
+		{`true`, "not a JSON object: a boolean"},
 		{`null`, "not a JSON object"},
 		{`{"id": 1} {"id": 2}`, "text after the object"},
 		{`{"id": 1}}`, "text after the object"},
