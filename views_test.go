@@ -155,6 +155,7 @@ func TestWindowAggregateShapes(t *testing.T) {
 		{"window_start, COUNT(*) AS n, SUM(v) AS s", "window_start, window_end"},                          // no other key
 		{"window_start, window_end, k, MAX(window_time) AS t", "window_start, window_end, k"},             // window_time read
 		{"window_start, window_end, k, COUNT(*) AS n", "window_start, window_end, k HAVING COUNT(*) > 1"}, // after the aggregate
+		{"window_start, window_end, k % 3 AS m, COUNT(*) AS n", "window_start, window_end, k % 3"},        // a computed key
 	}
 	// Each window's keys, the first aside, are found by the user key alone — in the directly
 	// indexed range, or far from it (keys up to 40M): checked against an aggregate that is not

@@ -103,10 +103,11 @@ func (e *Engine) openSource(t *tableObj) (tableSource, error) {
 func (e *Engine) failedFeeder(t *tableObj, err error) *feeder {
 	f := &feeder{cancel: func() {}, done: make(chan struct{}), err: err, lag: -1}
 	close(f.done)
-	if pos, _, _ := e.store.Meta(offsetKey(t)); len(pos) == 8 {
+	conn := strings.ToLower(strings.TrimSpace(t.options["connector"]))
+	if pos, _, _ := e.store.Meta(offsetKey(t)); len(pos) == 8 && conn != "kafka" { // Kafka's is per partition
 		f.offset = int64(binary.BigEndian.Uint64(pos))
 	}
-	if strings.EqualFold(strings.TrimSpace(t.options["connector"]), "file") {
+	if conn == "file" {
 		f.size = func() int64 { return f.offset }
 	}
 	return f

@@ -845,7 +845,7 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 		gids := h.gids[len(h.gids) : len(h.gids)+j-i]
 		h.gids = h.gids[:len(h.gids)+j-i]
 		var dense []int32 // the run's key (its user column still 0) is the window's: rows index it directly
-		if key == t.ref {
+		if key == t.ref && len(t.dense) > 0 {
 			dense = t.dense
 		}
 		var ahead int64

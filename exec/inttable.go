@@ -240,7 +240,7 @@ func (w *winKeys) put(k [4]int64, g int32) {
 func (w *winKeys) reset() {
 	w.intTable.reset()
 	clear(w.dense)
-	w.dense = w.dense[:0]
+	w.dense, w.ref = w.dense[:0], [4]int64{}
 	clear(w.far.slots)
 	w.far.n = 0
 }

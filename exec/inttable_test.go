@@ -3,6 +3,8 @@ package exec
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // TestIntTableModel checks intTable against a Go map under random puts, gets and deletes
@@ -77,5 +79,34 @@ func TestWinKeysModel(t *testing.T) {
 			}
 			w.reset()
 		}
+	}
+}
+
+// TestWindowTableReusedForItsWindow: a window's table, emptied and reused when the same
+// window comes back (rows an aggregate takes with no window assignment in front to drop them
+// as late), finds each key in one place whether the batch comes in runs or row by row (a
+// NULL key sends a batch row by row): one group per key.
+func TestWindowTableReusedForItsWindow(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TBigInt, types.TBigInt}
+	h := &HashAgg{Keys: []int{0, 1, 2}, KeyT: ts, Aggs: []AggSpec{{Fn: AggCountStar}},
+		Retract: true, Windowed: true, WindowStart: 0, WindowEnd: 1, Out: Output{Op: liveCounts{}}}
+	push := func(m Msg) {
+		if err := h.Push(0, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := []any{int64(0), int64(10), int64(1)}
+	push(Msg{Kind: MsgBatch, Batch: RowsToBatch([][]any{row}, ts)})
+	push(Msg{Kind: MsgWatermark, Watermark: 9}) // the window completes: its table is emptied for reuse
+	push(Msg{Kind: MsgBatch, Batch: RowsToBatch([][]any{row}, ts)})
+	push(Msg{Kind: MsgBatch, Batch: RowsToBatch([][]any{row, {int64(0), int64(10), nil}}, ts)})
+	n := 0
+	for g := range h.counts {
+		if h.inUse[g] && h.keyRows[int32(g)] == nil && h.ints[g*3+2] == 1 {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d groups for key (0, 10, 1), want 1", n)
 	}
 }
