@@ -265,7 +265,8 @@ func (a *Assign) buffer(n int) []int64 {
 // input columns pass through and only the three window columns are computed.
 //
 // Rows mostly come in time order, so the window is computed once per run of rows that share
-// it; the three columns share one allocation.
+// it; the three columns share one allocation. With RunsOnly the runs are the output, as
+// the batch's Runs, and the columns are left without values.
 func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	size, n := a.Spec.Args[0], b.N
 	var starts, ends, wt []int64
