@@ -422,6 +422,9 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	if h.spillErr != nil {
 		return h.spillErr
 	}
+	// h.gids has a group per row and lane (Batch.Lanes); lane l's are row by row.
+	n, lanes := b.N, b.lanes()
+	laneGids := func(l int) []int32 { return h.gids[l*n : (l+1)*n] }
 	var old []arrow.Array
 	var oldGs []int32
 	if !h.Batch && !h.EmitOnClose {
@@ -434,20 +437,24 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 				}
 			}
 		} else {
-			rising := ascending(b.WM) // as in a table's batch: a group's last row has its greatest
-			for i, g := range h.gids {
-				w := b.WM[i]
-				if !h.mark[g] {
-					h.mark[g] = true
-					h.touched = append(h.touched, g)
-					h.wmFirst[g], h.wmLast[g] = w, w
-					continue
+			// As in a table's batch, a group's last row has its greatest watermark; lanes
+			// repeat the rows.
+			rising := lanes == 1 && ascending(b.WM)
+			for l := range lanes {
+				for i, g := range laneGids(l) {
+					w := b.WM[i]
+					if !h.mark[g] {
+						h.mark[g] = true
+						h.touched = append(h.touched, g)
+						h.wmFirst[g], h.wmLast[g] = w, w
+						continue
+					}
+					if rising {
+						h.wmLast[g] = w
+						continue
+					}
+					h.wmFirst[g], h.wmLast[g] = min(h.wmFirst[g], w), max(h.wmLast[g], w)
 				}
-				if rising {
-					h.wmLast[g] = w
-					continue
-				}
-				h.wmFirst[g], h.wmLast[g] = min(h.wmFirst[g], w), max(h.wmLast[g], w)
 			}
 		}
 		for _, g := range h.touched {
@@ -461,8 +468,10 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 			h.counts[g]++
 		}
 	} else {
-		for i, g := range h.gids {
-			h.counts[g] += b.W[i]
+		for l := range lanes {
+			for i, g := range laneGids(l) {
+				h.counts[g] += b.W[i]
+			}
 		}
 	}
 	if h.Batch || h.EmitOnClose {
@@ -480,8 +489,10 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 		if h.Aggs[i].Fn != AggCountStar {
 			col = b.Cols[h.Aggs[i].Arg]
 		}
-		if err := a.update(h.gids, col, b); err != nil {
-			return err
+		for l := range lanes {
+			if err := a.update(laneGids(l), col, b); err != nil {
+				return err
+			}
 		}
 	}
 	if h.Batch || h.EmitOnClose {
@@ -801,7 +812,25 @@ func (h *HashAgg) byRuns(b *Batch) bool {
 // windowColumns is b with its window key columns made from its Runs, for the paths that
 // read keys row by row.
 func (h *HashAgg) windowColumns(b *Batch) *Batch {
-	starts, ends := make([]int64, b.N), make([]int64, b.N)
+	n := b.N * b.lanes()
+	if b.Lanes > 1 { // the rows once per lane
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(i % b.N)
+		}
+		cols := make([]arrow.Array, len(b.Cols))
+		for c, col := range b.Cols {
+			if _, none := col.(*array.Null); none { // a window column: made below, or unread
+				cols[c] = array.NewNull(n)
+			} else {
+				cols[c] = TakeArray(col, idx, physType(col))
+			}
+		}
+		x := &Batch{N: b.N, W: b.W, WM: b.WM} // Take's weights and watermarks
+		x = Take(x, idx, nil)
+		b = &Batch{N: n, Cols: cols, W: x.W, WM: x.WM, Runs: b.Runs}
+	}
+	starts, ends := make([]int64, n), make([]int64, n)
 	from := 0
 	for _, r := range b.Runs {
 		for i := from; i < r.To; i++ {
@@ -811,7 +840,7 @@ func (h *HashAgg) windowColumns(b *Batch) *Batch {
 	}
 	cols := slices.Clone(b.Cols)
 	cols[h.Keys[h.WindowStart]], cols[h.Keys[h.WindowEnd]] = NewInt64(starts, nil), NewInt64(ends, nil)
-	return &Batch{N: b.N, Cols: cols, W: b.W, WM: b.WM}
+	return &Batch{N: n, Cols: cols, W: b.W, WM: b.WM}
 }
 
 // windowRuns cuts window columns into runs of one window.
@@ -830,12 +859,16 @@ func windowRuns(starts, ends []int64) []WindowRun {
 }
 
 // assignWindowRuns is assign for a windowed aggregate keyed by the window and one other
-// int column (userKey, values ks), without NULLs, its rows in runs of one window: a run
-// finds its window's table once and, where that table indexes the key directly, each row
-// costs one array access.
+// int column (userKey, values ks), without NULLs, its rows in runs of one window (over
+// lanes of ks repeated: no run crosses from one lane to the next): a run finds its window's
+// table once and, where that table indexes the key directly, each row costs one array
+// access.
 func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
-	h.gids = slices.Grow(h.gids[:0], len(ks))
+	h.gids = h.gids[:0]
+	if len(runs) > 0 {
+		h.gids = slices.Grow(h.gids, runs[len(runs)-1].To)
+	}
 	i := 0
 	for _, run := range runs {
 		j := run.To
@@ -849,7 +882,8 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 			dense = t.dense
 		}
 		var ahead int64
-		rows := ks[i:j]
+		p := i % max(len(ks), 1) // the run's first row, in its lane
+		rows := ks[p : p+j-i]
 		for r, k := range rows {
 			if d := uint64(k - t.base); d < uint64(len(dense)) {
 				g := dense[d] - 1

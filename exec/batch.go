@@ -32,7 +32,14 @@ type Batch struct {
 	// only a Project of column references (which cannot fail a row) passes such a batch on,
 	// and only HashAgg reads it.
 	Runs []WindowRun
+	// Lanes, with Runs, is how many times the rows repeat (HOP: each row once per window it
+	// is in, its newest window's lane first): the rows in Runs' terms are lane 0's N, then
+	// lane 1's, ..., lane l's row i being row i. 0 means 1.
+	Lanes int
 }
+
+// lanes is how many times b's rows repeat (Batch.Lanes), at least 1.
+func (b *Batch) lanes() int { return max(1, b.Lanes) }
 
 // WindowRun is a run of rows in one window (Batch.Runs).
 type WindowRun struct {

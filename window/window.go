@@ -114,6 +114,11 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 		}
 	}
 	if a.Spec.Kind == sql.Hop && a.Reuse && tcol.NullN() == 0 {
+		if a.RunsOnly {
+			if out, ok := a.hopRuns(b, ts); ok {
+				return a.Out.EmitBatch(out)
+			}
+		}
 		if out, ok := a.hop(b, ts); ok {
 			return a.Out.EmitBatch(out)
 		}
@@ -235,6 +240,44 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	out.W, out.WM = takeInt64s(b.W, idx), takeInt64s(b.WM, idx)
 	return out, true
+}
+
+// hopRuns is hop for RunsOnly when every row is in all its windows (none complete before
+// it): the rows are not copied once per window but passed on once, with their windows as
+// runs in lanes (exec.Batch.Lanes: lane k holds every row's k-th newest window).
+func (a *Assign) hopRuns(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
+	slide, size, n := a.Spec.Args[0], a.Spec.Args[1], b.N
+	lanes := int(size / slide)
+	ts = ts[:n]
+	runs := make([]exec.WindowRun, 0, 8*lanes)
+	for k := 0; k < lanes; k++ {
+		back := int64(k) * slide
+		for i := 0; i < n; {
+			s := types.FloorDiv(ts[i], slide) * slide // the row's slide, its newest window's start
+			j := i + 1
+			for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(slide) {
+				j++
+			}
+			// The run's window is complete before one of its rows: the path that skips it.
+			w := a.rowWatermark(b, i)
+			if b.WM != nil {
+				for _, x := range b.WM[i+1 : j] {
+					w = max(w, x)
+				}
+			}
+			start := s - back
+			if start+size-1 <= w {
+				return nil, false
+			}
+			runs = append(runs, exec.WindowRun{To: k*n + j, Start: start, End: start + size})
+			i = j
+		}
+	}
+	cols := make([]arrow.Array, 0, len(b.Cols)+3)
+	cols = append(cols, b.Cols...)
+	none := array.NewNull(n)
+	cols = append(cols, none, none, none)
+	return &exec.Batch{Cols: cols, N: n, W: b.W, WM: b.WM, Runs: runs, Lanes: lanes}, true
 }
 
 // takeInt64s gathers vals at idx (nil stays nil).
