@@ -233,3 +233,19 @@ func TestTestCommand(t *testing.T) {
 		t.Errorf("test without files: %d", code)
 	}
 }
+
+// TestSubscribeHeaderFitsFixedWidths: the header of a streamed SUBSCRIBE, printed before any
+// row, is as wide as a fixed-width type's values (a timestamp), so the columns line up.
+func TestSubscribeHeaderFitsFixedWidths(t *testing.T) {
+	stream := make(chan []any, 1)
+	stream <- []any{"+I", ts("2024-01-01 00:00:40"), int64(7)}
+	close(stream)
+	useFake(map[string]fakeResult{"SUBSCRIBE v": {cols: []string{"op", "ws", "n"}, types: []string{"VARCHAR", "TIMESTAMP", "BIGINT"}, stream: stream}})
+	out, _, _ := runShell(t, "", "-c", "SUBSCRIBE v")
+	want := "op │ ws                  │ n\n" +
+		"───┼─────────────────────┼───\n" +
+		"+I │ 2024-01-01 00:00:40 │ 7\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+}

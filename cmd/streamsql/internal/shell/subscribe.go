@@ -45,7 +45,7 @@ func (s *Shell) subscribe(ctx context.Context, stmt string, args []any) error {
 	default:
 		cells := make([]string, len(res.cols))
 		for j, c := range res.cols {
-			widths[j] = max(displayWidth(c), 2)
+			widths[j] = max(displayWidth(c), 2, typeWidth(res.types[j]))
 			cells[j] = pad(c, widths[j], 'l')
 		}
 		if s.headers {
@@ -261,4 +261,18 @@ func (s *Shell) live(rows *sql.Rows, res *result, o renderOpts) error {
 			}
 		}
 	}
+}
+
+// typeWidth is the width values of a fixed-width type take (0 for others), so that the
+// header of a stream whose rows are not known yet lines up with them.
+func typeWidth(dbType string) int {
+	switch t := strings.ToUpper(dbType); {
+	case strings.HasPrefix(t, "TIMESTAMP"):
+		return len("2006-01-02 15:04:05")
+	case t == "DATE":
+		return len("2006-01-02")
+	case t == "BOOLEAN":
+		return len("false")
+	}
+	return 0
 }
