@@ -479,7 +479,7 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	} else {
 		h.markDirty(h.touched)
 	}
-	if h.TTL > 0 {
+	if h.TTL > 0 { // (never windowed: no lanes)
 		for i, g := range h.gids {
 			h.clk.stamp(&h.due, 0, g, watermarkAfter(b, i, after))
 		}
@@ -756,7 +756,7 @@ func (h *HashAgg) assign(b *Batch) {
 		return
 	}
 	if b.Runs != nil { // byRuns(b)
-		h.assignWindowRuns(b.Runs, Int64s(b.Cols[h.Keys[h.userKey]]))
+		h.assignWindowRuns(b.Runs, Int64s(b.Cols[h.Keys[h.userKey]])[:b.N])
 		return
 	}
 	if h.intKeyed() {
@@ -859,10 +859,10 @@ func windowRuns(starts, ends []int64) []WindowRun {
 }
 
 // assignWindowRuns is assign for a windowed aggregate keyed by the window and one other
-// int column (userKey, values ks), without NULLs, its rows in runs of one window (over
-// lanes of ks repeated: no run crosses from one lane to the next): a run finds its window's
-// table once and, where that table indexes the key directly, each row costs one array
-// access.
+// int column (userKey, values ks: exactly a lane's rows), without NULLs, its rows in runs of
+// one window over lanes of ks repeated (no run crosses from one lane to the next): a run
+// finds its window's table once and, where that table indexes the key directly, each row
+// costs one array access.
 func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 	ws, we, uk := h.WindowStart, h.WindowEnd, h.userKey
 	h.gids = h.gids[:0]

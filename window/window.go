@@ -248,29 +248,37 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 func (a *Assign) hopRuns(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	slide, size, n := a.Spec.Args[0], a.Spec.Args[1], b.N
 	lanes := int(size / slide)
+	oldest := int64(lanes-1) * slide // back from a row's newest window to its oldest
 	ts = ts[:n]
-	runs := make([]exec.WindowRun, 0, 8*lanes)
-	for k := 0; k < lanes; k++ {
+	// The runs of rows in one slide (the end of each, and its newest window's start). A row's
+	// oldest window completes first: if no run's is complete before one of its rows, none of
+	// the runs' windows is, in any lane; else the path that skips them takes the batch.
+	var ends []int
+	var slides []int64
+	for i := 0; i < n; {
+		s := types.FloorDiv(ts[i], slide) * slide
+		j := i + 1
+		for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(slide) {
+			j++
+		}
+		w := a.rowWatermark(b, i)
+		if b.WM != nil {
+			for _, x := range b.WM[i+1 : j] {
+				w = max(w, x)
+			}
+		}
+		if s-oldest+size-1 <= w {
+			return nil, false
+		}
+		ends, slides = append(ends, j), append(slides, s)
+		i = j
+	}
+	runs := make([]exec.WindowRun, 0, lanes*len(ends))
+	for k := range lanes {
 		back := int64(k) * slide
-		for i := 0; i < n; {
-			s := types.FloorDiv(ts[i], slide) * slide // the row's slide, its newest window's start
-			j := i + 1
-			for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(slide) {
-				j++
-			}
-			// The run's window is complete before one of its rows: the path that skips it.
-			w := a.rowWatermark(b, i)
-			if b.WM != nil {
-				for _, x := range b.WM[i+1 : j] {
-					w = max(w, x)
-				}
-			}
-			start := s - back
-			if start+size-1 <= w {
-				return nil, false
-			}
+		for r, j := range ends {
+			start := slides[r] - back
 			runs = append(runs, exec.WindowRun{To: k*n + j, Start: start, End: start + size})
-			i = j
 		}
 	}
 	cols := make([]arrow.Array, 0, len(b.Cols)+3)
