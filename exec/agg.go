@@ -885,6 +885,13 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 		p := i % max(len(ks), 1) // the run's first row, in its lane
 		rows := ks[p : p+j-i]
 		for r, k := range rows {
+			if r%farAhead == 0 && dense != nil && t.far.n > 0 {
+				// Reading the far slots of the next rows in one tight loop lets their cache
+				// misses overlap: a window of many keys probes its table at random.
+				for _, k := range rows[r:min(r+farAhead, len(rows))] {
+					ahead += t.far.slots[t.far.home(k)].key
+				}
+			}
 			if d := uint64(k - t.base); d < uint64(len(dense)) {
 				g := dense[d] - 1
 				if g < 0 {
@@ -897,11 +904,6 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 				continue
 			}
 			if dense != nil { // found by the user key alone (winKeys.far)
-				// Reading the slot of a key a few rows on now lets its cache miss overlap
-				// this row's work: a window of many keys probes its table at random.
-				if r+farAhead < len(rows) && t.far.n > 0 {
-					ahead += t.far.slots[t.far.home(rows[r+farAhead])].key
-				}
 				g, ok := t.far.get(k)
 				if !ok {
 					full := key
@@ -929,9 +931,9 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 	}
 }
 
-// farAhead is how many rows ahead assignWindowRuns reads a far key's slot (HashAgg.ahead
-// keeps those reads from being compiled away).
-const farAhead = 8
+// farAhead is how many rows' far slots assignWindowRuns reads in one go, ahead of taking
+// them one by one (HashAgg.ahead keeps those reads from being compiled away).
+const farAhead = 32
 
 // denseSpan is the widest key range kept in a directly indexed table.
 const denseSpan = 1 << 16
