@@ -256,17 +256,7 @@ func (a *Assign) hopRuns(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	var ends []int
 	var slides []int64
 	for i := 0; i < n; {
-		s := types.FloorDiv(ts[i], slide) * slide
-		j := i + 1
-		for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(slide) {
-			j++
-		}
-		w := a.rowWatermark(b, i)
-		if b.WM != nil {
-			for _, x := range b.WM[i+1 : j] {
-				w = max(w, x)
-			}
-		}
+		s, j, w := a.run(b, ts, i, slide)
 		if s-oldest+size-1 <= w {
 			return nil, false
 		}
@@ -330,19 +320,9 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	}
 	ts = ts[:n]
 	for i := 0; i < n; {
-		s := types.FloorDiv(ts[i], size) * size
-		j := i + 1
-		for j < n && ts[j] >= s && uint64(ts[j]-s) < uint64(size) { // ts[j] >= s: exact unsigned
-			j++
-		}
 		// The run [i, j) is in one window: late if the window is complete by any of its rows'
 		// watermarks.
-		w := a.rowWatermark(b, i)
-		if b.WM != nil {
-			for _, x := range b.WM[i+1 : j] {
-				w = max(w, x)
-			}
-		}
+		s, j, w := a.run(b, ts, i, size)
 		if s+size-1 <= w {
 			return nil, false // a late row: take the general path, which reports it
 		}
@@ -364,6 +344,23 @@ func (a *Assign) tumble(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 		cols = append(cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	}
 	return &exec.Batch{Cols: cols, N: b.N, W: b.W, WM: b.WM, Runs: runs}, true
+}
+
+// run is the run of rows from i whose times share one step of width (a TUMBLE window, a HOP
+// slide): its start s, its end j, and the greatest watermark its rows are judged against.
+func (a *Assign) run(b *exec.Batch, ts []int64, i int, width int64) (s int64, j int, w int64) {
+	s = types.FloorDiv(ts[i], width) * width
+	j = i + 1
+	for j < len(ts) && ts[j] >= s && uint64(ts[j]-s) < uint64(width) { // ts[j] >= s: exact unsigned
+		j++
+	}
+	w = a.rowWatermark(b, i)
+	if b.WM != nil {
+		for _, x := range b.WM[i+1 : j] {
+			w = max(w, x)
+		}
+	}
+	return s, j, w
 }
 
 // fill sets every element of xs to v.
