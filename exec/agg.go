@@ -130,8 +130,12 @@ type HashAgg struct {
 	// used last (nil after a window is freed).
 	byEnd   map[int64]*[]int32
 	lastEnd *windowGroups
-	clk     clocks // TTL: the groups' clocks, queued in due
-	due     ttlQueue
+	// spareEnds keeps complete windows' lists of byEnd, emptied, for reuse; done is fire's
+	// list of the groups it frees, kept for its capacity.
+	spareEnds []*[]int32
+	done      []int32
+	clk       clocks // TTL: the groups' clocks, queued in due
+	due       ttlQueue
 	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
 	// changed since (listed in dirtyGs), stored those it holds, gone the keys of stored groups
 	// released since. Once spilled, only the groups a batch uses are resident; spillErr is a
@@ -237,7 +241,11 @@ func (h *HashAgg) inWindow(end int64, g int32) {
 	if h.lastEnd == nil || h.lastEnd.end != end {
 		gs := h.byEnd[end]
 		if gs == nil {
-			gs = new([]int32)
+			if n := len(h.spareEnds); n > 0 {
+				gs, h.spareEnds = h.spareEnds[n-1], h.spareEnds[:n-1]
+			} else {
+				gs = new([]int32)
+			}
 			h.byEnd[end] = gs
 		}
 		h.lastEnd = &windowGroups{end, gs}
@@ -260,21 +268,19 @@ func (h *HashAgg) key(g int32) []any {
 // fire handles a watermark for a windowed aggregate: groups whose window is complete are
 // emitted (EMIT ON WINDOW CLOSE) and their state freed.
 func (h *HashAgg) fire(w int64) error {
-	var done []int32
 	var ends []int64
-	for end, gs := range h.byEnd {
+	for end := range h.byEnd {
 		if end-1 <= w {
 			ends = append(ends, end)
-			done = append(done, *gs...)
 		}
 	}
-	if len(done) == 0 {
+	if len(ends) == 0 {
 		return nil
 	}
 	// Windows close in time order; with EMIT ON WINDOW CLOSE a window's groups are emitted
 	// by group id; groups are released in the order they were made.
 	slices.Sort(ends)
-	done = done[:0]
+	done := h.done[:0]
 	for _, end := range ends {
 		gs := *h.byEnd[end]
 		if h.EmitOnClose && !h.Batch {
@@ -288,6 +294,10 @@ func (h *HashAgg) fire(w int64) error {
 		}
 	}
 	for _, e := range ends {
+		if gs := h.byEnd[e]; len(h.spareEnds) < 16 {
+			*gs = (*gs)[:0]
+			h.spareEnds = append(h.spareEnds, gs)
+		}
 		delete(h.byEnd, e)
 	}
 	h.lastEnd = nil
@@ -300,6 +310,7 @@ func (h *HashAgg) fire(w int64) error {
 		delete(h.wins, e)
 	}
 	h.lastWin = h.lastWin[:0]
+	h.done = done[:0]
 	return nil
 }
 
@@ -344,7 +355,6 @@ func (h *HashAgg) release(gs []int32) {
 			h.gone = append(h.gone, h.groupKey(nil, g))
 		}
 		h.forget(g)
-		delete(h.keyRows, g)
 		h.inUse[g] = false
 		h.counts[g] = 0
 		h.dirty[g], h.stored[g] = false, false
@@ -1009,13 +1019,19 @@ func (h *HashAgg) intKey(key []any) (arr [4]int64, ok bool) {
 	return arr, true
 }
 
-// forget removes group g's key from the map that holds it.
+// forget removes group g's key from the maps that hold it.
 func (h *HashAgg) forget(g int32) {
-	if key, ok := h.keyRows[g]; ok {
-		var kb []byte
-		kb = AppendValuesKey(kb, key)
-		delete(h.groups, string(kb))
-		return
+	if len(h.keyRows) > 0 {
+		if key, ok := h.keyRows[g]; ok {
+			var kb []byte
+			kb = AppendValuesKey(kb, key)
+			delete(h.groups, string(kb))
+			delete(h.keyRows, g)
+			return
+		}
+	}
+	if h.Windowed && len(h.Keys) > 1 {
+		return // a windowed aggregate drops a complete window's table at once
 	}
 	var arr [4]int64
 	copy(arr[:], h.ints[int(g)*len(h.Keys):int(g+1)*len(h.Keys)])
@@ -1026,9 +1042,7 @@ func (h *HashAgg) forget(g int32) {
 	case len(h.Keys) == 1:
 		delete(h.intKeys, arr[0])
 	default:
-		if !h.Windowed { // a windowed aggregate drops a complete window's table at once
-			h.arrKeys.del(arr)
-		}
+		h.arrKeys.del(arr)
 	}
 }
 
