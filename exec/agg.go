@@ -136,8 +136,9 @@ type HashAgg struct {
 	done      []int32
 	clk       clocks // TTL: the groups' clocks, queued in due
 	due       ttlQueue
-	// store holds the groups as of the last checkpoint (spill.go): dirty marks the groups
-	// changed since (listed in dirtyGs), stored those it holds, gone the keys of stored groups
+	// store holds the groups as of the last checkpoint (spill.go): dirty marks the slots
+	// listed in dirtyGs, those of groups changed since (a slot freed and taken again stays
+	// listed, once), stored the groups it holds, gone the keys of stored groups
 	// released since. Once spilled, only the groups a batch uses are resident; spillErr is a
 	// store read that failed.
 	store    KeyedStore
@@ -186,7 +187,7 @@ func (h *HashAgg) slot() int32 {
 		for _, a := range h.accs {
 			a.reset(g)
 		}
-		h.dirty[g], h.stored[g] = false, false
+		h.stored[g] = false // dirty stays: g may still be listed in dirtyGs
 	} else {
 		g = int32(len(h.counts))
 		h.ints = append(h.ints, make([]int64, len(h.Keys))...)
@@ -280,6 +281,9 @@ func (h *HashAgg) fire(w int64) error {
 	// Windows close in time order; with EMIT ON WINDOW CLOSE a window's groups are emitted
 	// by group id; groups are released in the order they were made.
 	slices.Sort(ends)
+	// Complete windows' tables and lists are kept for the next windows, as many as were
+	// open: a batch spanning many windows (HOP's) needs that many again.
+	spares := len(h.byEnd)
 	done := h.done[:0]
 	for _, end := range ends {
 		gs := *h.byEnd[end]
@@ -294,7 +298,7 @@ func (h *HashAgg) fire(w int64) error {
 		}
 	}
 	for _, e := range ends {
-		if gs := h.byEnd[e]; len(h.spareEnds) < 16 {
+		if gs := h.byEnd[e]; len(h.spareEnds) < spares {
 			*gs = (*gs)[:0]
 			h.spareEnds = append(h.spareEnds, gs)
 		}
@@ -303,7 +307,7 @@ func (h *HashAgg) fire(w int64) error {
 	h.lastEnd = nil
 	h.release(done)
 	for _, e := range ends {
-		if t := h.wins[e]; t != nil && len(h.spareWins) < 16 {
+		if t := h.wins[e]; t != nil && len(h.spareWins) < spares {
 			t.reset()
 			h.spareWins = append(h.spareWins, t)
 		}
@@ -357,7 +361,7 @@ func (h *HashAgg) release(gs []int32) {
 		h.forget(g)
 		h.inUse[g] = false
 		h.counts[g] = 0
-		h.dirty[g], h.stored[g] = false, false
+		h.stored[g] = false
 		if h.TTL > 0 {
 			h.clk.seen[g] = NoWatermark
 		}

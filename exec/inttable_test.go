@@ -1,7 +1,10 @@
 package exec
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/streamsql/streamsql/types"
@@ -108,5 +111,77 @@ func TestWindowTableReusedForItsWindow(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("%d groups for key (0, 10, 1), want 1", n)
+	}
+}
+
+// mapStore is a KeyedStore in a map.
+type mapStore map[string]string
+
+func (m mapStore) Get(k []byte) ([]byte, bool, error) {
+	v, ok := m[string(k)]
+	return []byte(v), ok, nil
+}
+func (m mapStore) Put(k, v []byte) { m[string(k)] = string(v) }
+func (m mapStore) Delete(k []byte) { delete(m, string(k)) }
+func (m mapStore) Each(fn func(k, v []byte) error) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := fn([]byte(k), []byte(m[k])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestWindowCheckpointListsSlotsOnce: between checkpoints, windows open and complete and
+// their groups' slots are taken again; each slot is listed for the checkpoint once, however
+// often it is reused (the list stays bounded by the slots, not the groups made), and after
+// each checkpoint the store holds exactly the open windows' groups, with their counts.
+func TestWindowCheckpointListsSlotsOnce(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TBigInt, types.TBigInt}
+	store := mapStore{}
+	h := &HashAgg{Keys: []int{0, 1, 2}, KeyT: ts, Aggs: []AggSpec{{Fn: AggCountStar}},
+		Retract: true, Windowed: true, WindowStart: 0, WindowEnd: 1, Out: Output{Op: liveCounts{}}}
+	h.Attach(store)
+	rng := rand.New(rand.NewPCG(3, 9))
+	want := map[string]int64{} // the open windows' groups: "start end key" -> count
+	for win := int64(0); win < 60; win++ {
+		start, end := win*10, win*10+10
+		var rows [][]any
+		for range 40 {
+			k := rng.Int64N(30)
+			rows = append(rows, []any{start, end, k})
+			want[fmt.Sprint(start, end, k)]++
+		}
+		if err := h.Push(0, Msg{Kind: MsgBatch, Batch: RowsToBatch(rows, ts)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Push(0, Msg{Kind: MsgWatermark, Watermark: end - 11}); err != nil { // the window before completes
+			t.Fatal(err)
+		}
+		for k := range want {
+			var s, e, key int64
+			fmt.Sscan(k, &s, &e, &key)
+			if e-1 <= end-11 {
+				delete(want, k)
+			}
+		}
+		if win%7 != 6 {
+			continue
+		}
+		if len(h.dirtyGs) > len(h.counts) {
+			t.Fatalf("window %d: %d slots listed for the checkpoint, %d slots", win, len(h.dirtyGs), len(h.counts))
+		}
+		h.SaveState(&StateWriter{})
+		got := map[string]int64{}
+		for kb, v := range store {
+			key, err := DecodeKey([]byte(kb), 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[fmt.Sprint(key...)] = (&StateReader{Buf: []byte(v)}).Int()
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("window %d: the store holds %v, want %v", win, got, want)
+		}
 	}
 }

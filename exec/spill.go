@@ -97,10 +97,10 @@ func (h *HashAgg) writeChanges() {
 	h.gone = h.gone[:0]
 	var w StateWriter
 	for _, g := range h.dirtyGs {
-		if !h.dirty[g] || !h.inUse[g] {
-			continue
-		}
 		h.dirty[g] = false
+		if !h.inUse[g] {
+			continue // released: its key, if stored, is in gone
+		}
 		h.keyBuf = h.groupKey(h.keyBuf[:0], g)
 		if h.counts[g] == 0 && len(h.Keys) > 0 {
 			// No rows left: the group is gone (its accumulators hold nothing).
