@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -451,9 +452,9 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 				}
 			}
 		} else {
-			// As in a table's batch, a group's last row has its greatest watermark; lanes
-			// repeat the rows.
-			rising := lanes == 1 && ascending(b.WM)
+			// As in a table's batch, watermarks mostly rise row by row: a row whose watermark
+			// is the greatest so far (hi) is its group's last; lanes repeat the rows.
+			hi := int64(math.MinInt64)
 			for l := range lanes {
 				for i, g := range laneGids(l) {
 					w := b.WM[i]
@@ -461,10 +462,11 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 						h.mark[g] = true
 						h.touched = append(h.touched, g)
 						h.wmFirst[g], h.wmLast[g] = w, w
+						hi = max(hi, w)
 						continue
 					}
-					if rising {
-						h.wmLast[g] = w
+					if w >= hi {
+						h.wmLast[g], hi = w, w
 						continue
 					}
 					h.wmFirst[g], h.wmLast[g] = min(h.wmFirst[g], w), max(h.wmLast[g], w)
@@ -517,16 +519,6 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 		h.evictAll()
 	}
 	return h.Out.EmitBatch(out)
-}
-
-// ascending reports whether xs never decreases.
-func ascending(xs []int64) bool {
-	for i := 1; i < len(xs); i++ {
-		if xs[i] < xs[i-1] {
-			return false
-		}
-	}
-	return true
 }
 
 // interleave builds a batch's changes, group by group: a changed group's old row (-1) right
