@@ -12,6 +12,7 @@ import (
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
+	"github.com/streamsql/streamsql/watermark"
 )
 
 // batchRows is the size of the batches a scan produces.
@@ -77,7 +78,11 @@ func (e *Engine) run(ctx context.Context, node plan.Node) (*exec.Collector, erro
 		return nil, buildError{err}
 	}
 	for _, src := range df.Sources {
-		if err := e.scanSource(ctx, src); err != nil {
+		scan := e.scanSource
+		if src.History {
+			scan = e.replaySource
+		}
+		if err := scan(ctx, src); err != nil {
 			return nil, err
 		}
 		if err := src.Out.Emit(exec.Msg{Kind: exec.MsgEnd}); err != nil {
@@ -93,6 +98,28 @@ func (e *Engine) scanSource(ctx context.Context, src *plan.Source) error {
 		return src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types))
 	}
 	return e.scanRelation(ctx, src.Rel, func(b *exec.Batch) error { return src.Out.EmitBatch(b) })
+}
+
+// replaySource pushes a source's stored changes, in acceptance order, each followed by its
+// table's watermark (Source.History); a view keeps no history: its current rows.
+func (e *Engine) replaySource(ctx context.Context, src *plan.Source) error {
+	t, ok := src.Rel.Handle.(*tableObj)
+	if !ok {
+		return e.scanSource(ctx, src)
+	}
+	r, err := t.data.Replay(0)
+	if err != nil {
+		return err
+	}
+	return e.replayMerged([]*replayCursor{{t: t, r: r, gen: watermark.New(), emit: func(b *exec.Batch, w int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := src.Out.EmitBatch(b); err != nil {
+			return err
+		}
+		return src.Out.Emit(exec.Msg{Kind: exec.MsgWatermark, Watermark: w})
+	}}})
 }
 
 func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, fn func(*exec.Batch) error) error {

@@ -18,6 +18,10 @@ type Source struct {
 	Rows  [][]any
 	Types []types.T
 	Out   exec.Output
+	// History, in a bounded query, asks for Rel's stored changes in the order they were
+	// accepted, with its watermarks, instead of its current rows: the versioned side of a
+	// temporal join, whose probes join the version as of their time.
+	History bool
 }
 
 // BuildOptions says how to instantiate a plan.
@@ -150,8 +154,12 @@ func (bd *builder) build(n Node, out exec.Output) error {
 				j.Late = bd.opt.Late(name)
 			}
 		}
+		n := len(bd.df.Sources)
 		if err := bd.build(x.Right, bd.stateful(j, 1)); err != nil {
 			return err
+		}
+		for _, src := range bd.df.Sources[n:] {
+			src.History = bd.opt.Batch && !x.ProcTime
 		}
 		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
 	case *Sort:
