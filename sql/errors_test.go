@@ -49,6 +49,7 @@ func TestParseErrors(t *testing.T) {
 		{"DROP SINK", 1, 10, "expected sink name after DROP SINK"},
 		{"CREATE MATERIALIZED VIEW v SELECT 1", 1, 28, "expected AS after CREATE MATERIALIZED VIEW v"},
 		{"CREATE MATERIALIZED VIEW v AS SELECT 1 EMIT AFTER WATERMARK", 1, 40, "unsupported EMIT clause"},
+		{"CREATE MATERIALIZED VIEW v AS SELECT 1 EMIT ON WINDOW CLOSED", 1, 40, "unsupported EMIT clause"},
 		{"CREATE MATERIALIZED VIEW v AS INSERT INTO t VALUES (1)", 1, 31, "expected a SELECT query after AS"},
 		{"CREATE MATERIALIZED VIEW v AS\n  SELECT a FROM t WHERE", 2, 24, "syntax error: unexpected end of statement"},
 		{"CREATE TABLE t (a INT,\n  WATERMARK FOR a AS a +)", 2, 25, "syntax error: unexpected end of watermark expression"},

@@ -395,6 +395,19 @@ func TestCreateView(t *testing.T) {
 	if sel, ok := s.Node.(*ast.SelectStmt); !ok || sel.With == nil {
 		t.Errorf("CTE view %T", s.Node)
 	}
+	// emit is a name everywhere but in the trailing EMIT clause.
+	for _, q := range []string{
+		"CREATE MATERIALIZED VIEW w AS SELECT emit, k FROM t",
+		"CREATE MATERIALIZED VIEW w AS SELECT k AS emit FROM t",
+		"CREATE MATERIALIZED VIEW w AS SELECT k FROM t GROUP BY emit",
+		"CREATE MATERIALIZED VIEW w AS SELECT k emit FROM t",
+		"CREATE MATERIALIZED VIEW w AS SELECT a.k FROM a JOIN b emit ON a.k = emit.k",
+		"CREATE MATERIALIZED VIEW w AS SELECT k FROM t emit WHERE emit.k > 1 EMIT ON UPDATE",
+	} {
+		if s := parseOne(t, q); s.Kind != KindCreateView || s.EmitOnClose {
+			t.Errorf("%s: %+v", q, s)
+		}
+	}
 }
 
 func TestOwnStatements(t *testing.T) {

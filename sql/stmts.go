@@ -226,6 +226,25 @@ func (r *rewriter) optionValue(i int, key string) (string, int, *Error) {
 	return "", 0, r.errAt(i, "expected a value for option %s", key)
 }
 
+// emitClause reports whether the tokens from i look like a view's trailing EMIT clause:
+// EMIT, then one to three bare words to the end, the first not one that continues a query.
+// Elsewhere emit is a name (SELECT emit FROM t, a join's alias emit ON ...).
+func (r *rewriter) emitClause(i int) bool {
+	rest := r.toks[i+1:]
+	if !r.at(i).is("EMIT") || len(rest) == 0 || len(rest) > 3 || queryWords[strings.ToUpper(rest[0].raw)] {
+		return false
+	}
+	for _, t := range rest {
+		if t.kind != tkIdent {
+			return false
+		}
+	}
+	return true
+}
+
+// queryWords are the words that continue a query after a name.
+var queryWords = wordSet("FROM WHERE GROUP HAVING ORDER LIMIT OFFSET FETCH UNION EXCEPT INTERSECT AS JOIN INNER LEFT RIGHT FULL CROSS NATURAL WINDOW USING FOR QUALIFY AND OR")
+
 // createView: CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS query [EMIT ...].
 func (r *rewriter) createView(st *Stmt) *Error {
 	st.Kind = KindCreateView
@@ -253,7 +272,7 @@ func (r *rewriter) createView(st *Stmt) *Error {
 			depth++
 		} else if t.op(")") {
 			depth--
-		} else if depth == 0 && t.is("EMIT") {
+		} else if depth == 0 && r.emitClause(i) {
 			e = i
 			break
 		}
