@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,21 +62,28 @@ type input struct {
 	l *listener
 }
 
-// parseDuration reads a duration option: Go syntax ('90s', '1h') or SQL-ish ('1 hour',
-// '30 minutes', '10 second').
+// parseDuration reads a duration option, in milliseconds: Flink's syntax (a number and an
+// optional unit — '5000' is 5000 ms, '1 min', '90s', '2 hours') or Go's ('1h30m').
 func parseDuration(v string) (int64, error) {
-	if d, err := time.ParseDuration(strings.ReplaceAll(v, " ", "")); err == nil && d > 0 {
+	t := strings.ToLower(strings.TrimSpace(v))
+	digits := len(t) - len(strings.TrimLeft(t, "0123456789"))
+	n, err := strconv.ParseInt(t[:digits], 10, 64)
+	if u, ok := durationUnits[strings.TrimSpace(t[digits:])]; ok && err == nil && n > 0 && n <= math.MaxInt64/u {
+		return n * u, nil
+	}
+	if d, err := time.ParseDuration(strings.ReplaceAll(t, " ", "")); err == nil && d >= time.Millisecond {
 		return d.Milliseconds(), nil
 	}
-	f := strings.Fields(strings.ToLower(v))
-	if len(f) == 2 {
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		units := map[string]int64{"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": 86_400_000}
-		if u, ok := units[strings.TrimSuffix(f[1], "s")]; ok && err == nil && n > 0 {
-			return n * u, nil
-		}
-	}
-	return 0, fmt.Errorf("invalid duration '%s': expected e.g. '1 hour', '30 minutes' or '90s'", v)
+	return 0, fmt.Errorf("invalid duration '%s': expected e.g. '1 hour', '30 minutes', '90s' or '5000' (milliseconds)", v)
+}
+
+// durationUnits are the units of Flink's durations down to milliseconds (none: milliseconds).
+var durationUnits = map[string]int64{
+	"": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+	"s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+	"m": 60_000, "min": 60_000, "mins": 60_000, "minute": 60_000, "minutes": 60_000,
+	"h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+	"d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
 }
 
 func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
