@@ -668,10 +668,10 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 		proc = true
 	}
 	if len(rel.PK) == 0 {
-		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no PRIMARY KEY", name)
+		return nil, nil, b.Stmt.ErrorAtBefore(name, "FOR", "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no PRIMARY KEY", name)
 	}
 	if rel.TimeCol < 0 && !proc {
-		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no WATERMARK", name)
+		return nil, nil, b.Stmt.ErrorAtBefore(name, "FOR", "FOR SYSTEM_TIME AS OF needs a versioned table: %s has no WATERMARK", name)
 	}
 	right := scanOf(rel, alias)
 	rcols := right.cols
@@ -692,7 +692,7 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 	}
 	both := append(append([]Col{}, lcols...), rcols...)
 	if j.On == nil {
-		return nil, nil, b.errName(name, "a temporal join needs an ON condition on the primary key of %s", name)
+		return nil, nil, b.Stmt.ErrorAtBefore(name, "FOR", "a temporal join needs an ON condition on the primary key of %s", name)
 	}
 	var residual []exec.Expr
 	if node.LeftKeys, node.RightKeys, residual, err = b.onCondition(splitAnd(j.On.Expr), lcols, rcols, outer); err != nil {
@@ -704,7 +704,7 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 			found = found || r == k
 		}
 		if !found {
-			return nil, nil, b.errName(name, "the ON condition of a temporal join must equate the primary key column %s of %s with the left side", rel.Cols[k].Name, name)
+			return nil, nil, b.Stmt.ErrorAtBefore(name, "FOR", "the ON condition of a temporal join must equate the primary key column %s of %s with the left side", rel.Cols[k].Name, name)
 		}
 	}
 	// Join on exactly the key: other equalities on right columns filter the match instead.

@@ -124,6 +124,18 @@ func (s *Stmt) ErrorAt(name string, format string, args ...any) *Error {
 	return s.ErrorAtPos(s.Pos, format, args...)
 }
 
+// ErrorAtBefore is ErrorAt at the first occurrence of name followed by the word next (the
+// table of `t FOR SYSTEM_TIME`, when t also appears elsewhere), else at the first of name.
+func (s *Stmt) ErrorAtBefore(name, next string, format string, args ...any) *Error {
+	parts := strings.Split(name, ".")
+	for i := range s.toks {
+		if j := i + 2*len(parts) - 1; s.namesAt(i, parts) && j < len(s.toks) && s.toks[j].is(next) {
+			return errAtOff(s.src, s.toks[i].off, format, args...)
+		}
+	}
+	return s.ErrorAt(name, format, args...)
+}
+
 // namesAt reports whether the tokens from i spell the name parts joined by dots.
 func (s *Stmt) namesAt(i int, parts []string) bool {
 	for k, p := range parts {
