@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -150,13 +151,35 @@ type intSum struct {
 const maxDecimal = 1_000_000_000_000_000_000
 
 // sum returns group g's sum, and whether it is in range.
-func (s *intSumAcc) sum(g int32) (int64, bool) {
-	v := int64(s.g[g].lo)
-	if s.g[g].hi != v>>63 {
+func (s *intSumAcc) sum(g int32) (int64, bool) { return s.g[g].value(s.decimal) }
+
+// value returns the sum, and whether it is in range: an int64, and for a DECIMAL one of at
+// most 18 digits.
+func (x intSum) value(decimal bool) (int64, bool) {
+	v := int64(x.lo)
+	if x.hi != v>>63 {
 		return 0, false
 	}
-	return v, !s.decimal || (v < maxDecimal && v > -maxDecimal)
+	return v, !decimal || (v < maxDecimal && v > -maxDecimal)
 }
+
+// float returns the sum as a float64 (for AVG).
+func (x intSum) float() float64 {
+	if v := int64(x.lo); x.hi == v>>63 {
+		return float64(v)
+	}
+	return float64(x.hi)*(1<<64) + float64(x.lo)
+}
+
+// sumOverflow is the error of a SUM out of its type's range.
+func sumOverflow(decimal bool) error {
+	if decimal {
+		return errDecOverflow
+	}
+	return errIntSum
+}
+
+var errIntSum = errors.New("integer overflow in SUM")
 
 // overflowed takes the error of a result out of range since it was last called.
 func (s *intSumAcc) overflowed() error {
@@ -252,13 +275,7 @@ func (s *intSumAcc) column(gs []int32, t types.T) arrow.Array {
 	return NewInt64(vals, valid)
 }
 
-func (s *intSumAcc) fail() {
-	if s.decimal {
-		s.err = errDecOverflow
-	} else {
-		s.err = fmt.Errorf("integer overflow in SUM")
-	}
-}
+func (s *intSumAcc) fail() { s.err = sumOverflow(s.decimal) }
 
 func (s *intSumAcc) result(g int32) any {
 	x := s.g[g]
@@ -266,11 +283,7 @@ func (s *intSumAcc) result(g int32) any {
 		return nil
 	}
 	if s.avg {
-		f := float64(int64(x.lo))
-		if x.hi != int64(x.lo)>>63 {
-			f = float64(x.hi)*(1<<64) + float64(x.lo)
-		}
-		f /= float64(x.n)
+		f := x.float() / float64(x.n)
 		if s.scale != 0 {
 			f /= s.scale
 		}
@@ -609,6 +622,7 @@ func (e *extremeAcc) reset(g int32) {
 type distinctAcc struct {
 	spec AggSpec
 	sets []map[any]int64
+	err  error // a SUM out of range (see intSumAcc)
 }
 
 func (d *distinctAcc) grow(g int) {
@@ -643,33 +657,48 @@ func (d *distinctAcc) result(g int32) any {
 	if len(set) == 0 {
 		return nil
 	}
-	var isum int64
-	var fsum float64
-	var floats []float64
-	for k := range set {
-		switch x := multisetValue(k).(type) {
-		case int64:
-			isum += x
-			fsum += float64(x)
-		case float64:
-			floats = append(floats, x)
-		}
-	}
-	// Floats are summed in order, so the sum does not depend on the map's.
-	slices.SortFunc(floats, compareFloat)
-	for _, x := range floats {
-		fsum += x
-	}
-	if d.spec.Fn == AggAvg {
-		if d.spec.In.Kind == types.Decimal {
-			fsum /= float64(types.Pow10[d.spec.In.Scale])
-		}
-		return fsum / float64(len(set))
-	}
 	if d.spec.In.Phys() == types.PhysFloat64 {
+		// Summed in order, so the sum does not depend on the map's.
+		floats := make([]float64, 0, len(set))
+		for k := range set {
+			floats = append(floats, multisetValue(k).(float64))
+		}
+		slices.SortFunc(floats, compareFloat)
+		var fsum float64
+		for _, x := range floats {
+			fsum += x
+		}
+		if d.spec.Fn == AggAvg {
+			return fsum / float64(len(set))
+		}
 		return fsum
 	}
-	return isum
+	var sum intSum // exact, as intSumAcc's
+	for k := range set {
+		x := multisetValue(k).(int64)
+		sum.add(x>>63, uint64(x))
+	}
+	decimal := d.spec.In.Kind == types.Decimal
+	if d.spec.Fn == AggAvg {
+		f := sum.float() / float64(len(set))
+		if decimal {
+			f /= float64(types.Pow10[d.spec.In.Scale])
+		}
+		return f
+	}
+	v, ok := sum.value(decimal)
+	if !ok {
+		d.err = sumOverflow(decimal)
+		return nil
+	}
+	return v
+}
+
+// overflowed takes the error of a SUM out of range since it was last called.
+func (d *distinctAcc) overflowed() error {
+	err := d.err
+	d.err = nil
+	return err
 }
 
 func (c *countAcc) save(w *StateWriter, g int32) { w.Int(c.n[g]) }

@@ -139,7 +139,10 @@ func (r *Ranker) emit(all bool) error {
 	for _, k := range keys {
 		p := r.parts[k]
 		p.dirty = false
-		cur := r.rank(p, outT)
+		cur, err := r.rank(p, outT)
+		if err != nil {
+			return err
+		}
 		out := cur
 		if !all && p.emitted != nil {
 			out = rankChanges(p.emitted, cur, outT, r.Fn == RowNumber)
@@ -221,7 +224,7 @@ func (r *Ranker) drop(k string) {
 }
 
 // rank orders a partition's rows and numbers them.
-func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
+func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 	var rows [][]any
 	for j, row := range p.rows {
 		for k := int64(0); k < p.w[j]; k++ {
@@ -246,7 +249,10 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
 		}
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return r.less(rows[a], rows[b]) })
-	vals := r.values(rows)
+	vals, err := r.values(rows)
+	if err != nil {
+		return nil, err
+	}
 	out := make([][]any, 0, len(rows))
 	for i, row := range rows {
 		if r.Limit >= 0 && vals[i].(int64) > r.Limit {
@@ -255,13 +261,13 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) *Batch {
 		out = append(out, append(append([]any{}, row...), vals[i]))
 	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
-	return RowsToBatch(out, outT)
+	return RowsToBatch(out, outT), nil
 }
 
 // values computes the function for the sorted rows of one partition.
-func (r *Ranker) values(rows [][]any) []any {
+func (r *Ranker) values(rows [][]any) ([]any, error) {
 	n := len(rows)
 	out := make([]any, n)
 	// frameEnd[i] is the last row of row i's frame: its last peer with ORDER BY, else the
@@ -324,16 +330,20 @@ func (r *Ranker) values(rows [][]any) []any {
 			for ; done <= frameEnd[i]; done++ {
 				acc.add(rows[done][r.Arg])
 			}
-			out[i] = acc.result(r.Fn, r.ResultT, r.Types[r.Arg])
+			var err error
+			if out[i], err = acc.result(r.Fn, r.Types[r.Arg]); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return out
+	return out, nil
 }
 
-// frameAcc accumulates an aggregate window function's frame.
+// frameAcc accumulates an aggregate window function's frame: integers and DECIMALs exactly,
+// in 128 bits, as a grouped SUM does.
 type frameAcc struct {
 	rows, n int64
-	isum    int64
+	isum    intSum
 	fsum    float64
 	min     any
 	max     any
@@ -347,8 +357,7 @@ func (a *frameAcc) add(v any) {
 	a.n++
 	switch x := v.(type) {
 	case int64:
-		a.isum += x
-		a.fsum += float64(x)
+		a.isum.add(x>>63, uint64(x))
 	case float64:
 		a.fsum += x
 	}
@@ -360,31 +369,41 @@ func (a *frameAcc) add(v any) {
 	}
 }
 
-func (a *frameAcc) result(fn RankFunc, t, in types.T) any {
+// result is the frame's value of fn, whose input has type in; a SUM out of its type's range
+// is an error.
+func (a *frameAcc) result(fn RankFunc, in types.T) (any, error) {
 	switch fn {
 	case WinCountStar:
-		return a.rows
+		return a.rows, nil
 	case WinCount:
-		return a.n
+		return a.n, nil
 	case WinMin:
-		return a.min
+		return a.min, nil
 	case WinMax:
-		return a.max
+		return a.max, nil
 	}
 	if a.n == 0 {
-		return nil
+		return nil, nil
 	}
+	float := in.Phys() == types.PhysFloat64
 	if fn == WinAvg {
-		f := a.fsum / float64(a.n)
+		if float {
+			return a.fsum / float64(a.n), nil
+		}
+		f := a.isum.float() / float64(a.n)
 		if in.Kind == types.Decimal {
 			f /= float64(types.Pow10[in.Scale])
 		}
-		return f
+		return f, nil
 	}
-	if t.Phys() == types.PhysFloat64 {
-		return a.fsum
+	if float {
+		return a.fsum, nil
 	}
-	return a.isum
+	v, ok := a.isum.value(in.Kind == types.Decimal)
+	if !ok {
+		return nil, sumOverflow(in.Kind == types.Decimal)
+	}
+	return v, nil
 }
 
 func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }

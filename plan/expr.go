@@ -122,10 +122,16 @@ func (b *Binder) wrap(n ast.Node, err error) error {
 	return b.errAt(n, "%s", err.Error())
 }
 
+// restore is an expression's text, which names an unaliased column and identifies an
+// expression (a GROUP BY key, an aggregate, a window function): names and keywords in lower
+// case (they are case-insensitive), string literals as written, outer parentheses dropped.
 func restore(n ast.Node) string {
+	for p, ok := n.(*ast.ParenthesesExpr); ok; p, ok = n.(*ast.ParenthesesExpr) {
+		n = p.Expr
+	}
 	var sb strings.Builder
-	_ = n.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordUppercase|format.RestoreNameBackQuotes, &sb))
-	return strings.ToLower(sb.String())
+	_ = n.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase|format.RestoreNameLowercase|format.RestoreNameBackQuotes, &sb))
+	return sb.String()
 }
 
 // bindExpr binds a scalar expression.
@@ -340,6 +346,11 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 	for p := s.parent; p != nil; p = p.parent {
 		if j, err := p.resolve(table, name); err == nil {
 			return b.outerRef(p, j, name)
+		}
+		if p.agg != nil {
+			if _, err := p.agg.input.resolve(table, name); err == nil {
+				return nil, b.errName(name, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
+			}
 		}
 	}
 	full := name

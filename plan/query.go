@@ -429,6 +429,9 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 				name = in.cols[r.Idx].Name
 				table = in.cols[r.Idx].Table
 			}
+			if repeatedKey(as, restore(e), keyCol) {
+				continue // GROUP BY a, a groups by a
+			}
 			as.keys = append(as.keys, e)
 			as.keyText = append(as.keyText, restore(e))
 			as.keyCols = append(as.keyCols, keyCol)
@@ -454,6 +457,10 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 			}
 		}
 		if spec.Fn != exec.AggCountStar {
+			if outerOnly(a.Args[0], in) {
+				// SQL makes it an aggregate of the outer query, evaluated there.
+				return nil, nil, b.errAt(a, "%s of only the outer query's columns in a subquery is not supported: compute it in the outer query", strings.ToUpper(a.F))
+			}
 			x, err := b.bindExpr(a.Args[0], in)
 			if err != nil {
 				return nil, nil, err
@@ -482,6 +489,41 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	agg := &Aggregate{Input: proj, NumKeys: as.nkeys, Aggs: specs, cols: outCols}
 	agg.Window = b.windowInfo(input, pre[:as.nkeys])
 	return agg, &scope{cols: outCols, parent: in.parent, agg: as}, nil
+}
+
+// repeatedKey reports whether a GROUP BY key, of text text (and input column keyCol, -1 if
+// not a column), is already among the keys.
+func repeatedKey(as *aggScope, text string, keyCol int) bool {
+	for i, t := range as.keyText {
+		if t == text || keyCol >= 0 && as.keyCols[i] == keyCol {
+			return true
+		}
+	}
+	return false
+}
+
+// outerOnly reports whether e names columns and all of them are an enclosing query's.
+func outerOnly(e ast.ExprNode, in *scope) bool {
+	local, outer := 0, 0
+	e.Accept(&colVisitor{fn: func(c *ast.ColumnName) {
+		if _, err := in.resolve(c.Table.O, c.Name.O); err != errNotFound {
+			local++
+			return
+		}
+		for p := in.parent; p != nil; p = p.parent {
+			if _, err := p.resolve(c.Table.O, c.Name.O); err != errNotFound {
+				outer++
+				return
+			}
+			if p.agg != nil {
+				if _, err := p.agg.input.resolve(c.Table.O, c.Name.O); err != errNotFound {
+					outer++
+					return
+				}
+			}
+		}
+	}})
+	return outer > 0 && local == 0
 }
 
 // bindAggRef binds e after GROUP BY when it is a group key or an aggregate; ok is false when

@@ -143,29 +143,14 @@ func (x *correlatedExpr) evalRow(lv any) (any, error) {
 		return rows[0][0], nil
 	}
 	if x.kind == subAll || x.kind == subAny {
-		return x.quantified(lv, rows)
+		return x.quantified(x.op, x.kind == subAll, lv, rows)
 	}
-	// IN: TRUE on a match; else NULL if the value or any row is NULL; else FALSE.
-	if len(rows) == 0 {
-		return x.not, nil
+	// IN is = ANY (the two sides compared as their types compare); NOT IN its negation.
+	v, err := x.quantified("=", false, lv, rows)
+	if v != nil && x.not {
+		v = !v.(bool)
 	}
-	if lv == nil {
-		return nil, nil
-	}
-	sawNull := false
-	for _, r := range rows {
-		if r[0] == nil {
-			sawNull = true
-			continue
-		}
-		if exec.CompareValues(lv, r[0]) == 0 {
-			return !x.not, nil
-		}
-	}
-	if sawNull {
-		return nil, nil
-	}
-	return x.not, nil
+	return v, err
 }
 
 // bindSubquery binds a subquery used as an expression and reports its outer references: with
@@ -193,13 +178,12 @@ func (b *Binder) correlated(kind subKind, node Node, c *correlation, left exec.E
 // quantified evaluates `lv op ALL|ANY (rows)` with SQL's three-valued logic: ALL is TRUE
 // over no rows and FALSE on any FALSE comparison; ANY is FALSE over no rows and TRUE on any
 // TRUE comparison; otherwise a NULL comparison makes the result NULL.
-func (x *correlatedExpr) quantified(lv any, rows [][]any) (any, error) {
-	all := x.kind == subAll
+func (x *correlatedExpr) quantified(op string, all bool, lv any, rows [][]any) (any, error) {
 	unknown := false
 	lt := x.left.Type()
 	rt := x.node.Schema()[0].T
 	for _, r := range rows {
-		cmp, err := exec.NewBinary(x.op, &exec.Const{V: lv, T: lt}, &exec.Const{V: r[0], T: rt})
+		cmp, err := exec.NewBinary(op, &exec.Const{V: lv, T: lt}, &exec.Const{V: r[0], T: rt})
 		if err != nil {
 			return nil, err
 		}
