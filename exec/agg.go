@@ -37,6 +37,7 @@ type AggSpec struct {
 	Arg      int // input column; unused for COUNT(*)
 	Distinct bool
 	In       types.T
+	Pos      Pos // where the aggregate stands in the user's text: its errors say so
 }
 
 // ResultType is the type of the aggregate's result (SPEC.md §2: COUNT and SUM of integers
@@ -1090,7 +1091,7 @@ func (h *HashAgg) results(gs []int32, w int64) []arrow.Array {
 	for i, a := range h.accs {
 		cols = append(cols, a.column(gs, h.Aggs[i].ResultType()))
 		if o, ok := a.(interface{ overflowed() error }); ok {
-			if err := o.overflowed(); err != nil && w > 0 {
+			if err := h.Aggs[i].Pos.located(o.overflowed()); err != nil && w > 0 {
 				if h.Errs != nil {
 					h.Errs(err)
 				} else if h.outErr == nil {

@@ -34,6 +34,12 @@ func (p Pos) result(a arrow.Array, err error) (arrow.Array, error) {
 	return a, &DataError{Err: err, Pos: p}
 }
 
+// located is err at p (nil stays nil; so does an error when p is unknown).
+func (p Pos) located(err error) error {
+	_, err = p.result(nil, err)
+	return err
+}
+
 // Locate records where e stands in the user's text, so that the data errors it raises say
 // where. Expressions that raise no data errors of their own ignore it.
 func Locate(e Expr, p Pos) {

@@ -48,6 +48,7 @@ type Ranker struct {
 	WindowEnd int
 	Limit     int64
 	Batch     bool
+	Pos       Pos // where the function stands in the user's text: its errors say so
 	Out       Output
 
 	parts map[string]*rankPart
@@ -332,7 +333,7 @@ func (r *Ranker) values(rows [][]any) ([]any, error) {
 			}
 			var err error
 			if out[i], err = acc.result(r.Fn, r.Types[r.Arg]); err != nil {
-				return nil, err
+				return nil, r.Pos.located(err)
 			}
 		}
 	}

@@ -105,11 +105,18 @@ func (p builtAt) expr(x exec.Expr, err error) (exec.Expr, error) {
 	if err != nil {
 		return nil, p.b.wrap(p.n, err)
 	}
-	if p.b.Stmt != nil {
-		pos := p.b.Stmt.PosOf(p.n)
-		exec.Locate(x, exec.Pos{Line: pos.Line, Col: pos.Col})
-	}
+	exec.Locate(x, p.b.execPos(p.n))
 	return x, nil
+}
+
+// execPos is where n stands in the user's text, for the data errors raised at run time
+// (unknown without a statement).
+func (b *Binder) execPos(n ast.Node) exec.Pos {
+	if b.Stmt == nil {
+		return exec.Pos{}
+	}
+	pos := b.Stmt.PosOf(n)
+	return exec.Pos{Line: pos.Line, Col: pos.Col}
 }
 
 func (b *Binder) wrap(n ast.Node, err error) error {
@@ -582,8 +589,7 @@ func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, e
 	}
 	if len(c.cols) > 0 {
 		x := b.correlated(subScalar, node, c, nil, false).(*correlatedExpr)
-		pos := b.Stmt.PosOf(n)
-		x.at = exec.Pos{Line: pos.Line, Col: pos.Col}
+		x.at = b.execPos(n)
 		return x, nil
 	}
 	rows, err := b.Run(node)

@@ -166,6 +166,7 @@ type Rank struct {
 	// WindowEnd, when >= 0, is a PARTITION BY column holding a window's end (window Top-N):
 	// a partition is complete, and freed, once the watermark passes it.
 	WindowEnd int
+	Pos       exec.Pos // the function's place, for its errors
 	cols      []Col
 }
 

@@ -450,7 +450,7 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 		if len(a.Args) != 1 {
 			return nil, nil, b.errAt(a, "%s takes one argument", strings.ToUpper(a.F))
 		}
-		spec := exec.AggSpec{Fn: fn, Distinct: a.Distinct}
+		spec := exec.AggSpec{Fn: fn, Distinct: a.Distinct, Pos: b.execPos(a)}
 		if fn == exec.AggCount && !a.Distinct {
 			if v, ok := a.Args[0].(*test_driver.ValueExpr); ok && v.GetValue() != nil {
 				spec.Fn = exec.AggCountStar
