@@ -222,6 +222,27 @@ func TestDriverPreparedStatements(t *testing.T) {
 	}
 }
 
+// TestDriverPlaceholdersDistinct: two placeholders are two expressions, whatever their values
+// (an aggregate, a FILTER, a GROUP BY key), as two different literals would be.
+func TestDriverPlaceholdersDistinct(t *testing.T) {
+	db := sqlOpenT(t, "")
+	sqlExec(t, db, "CREATE TABLE t (k BIGINT, c VARCHAR)")
+	sqlExec(t, db, "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'b')")
+	var a, b int64
+	if err := db.QueryRow("SELECT COUNT(*) FILTER (WHERE c = ?), COUNT(*) FILTER (WHERE c = ?) FROM t", "a", "b").Scan(&a, &b); err != nil || a != 1 || b != 2 {
+		t.Errorf("FILTER (WHERE c = ?) twice: %d %d, %v; want 1 2", a, b, err)
+	}
+	if err := db.QueryRow("SELECT SUM(k + ?), SUM(k + ?) FROM t", 0, 100).Scan(&a, &b); err != nil || a != 6 || b != 306 {
+		t.Errorf("SUM(k + ?) twice: %d %d, %v; want 6 306", a, b, err)
+	}
+	if _, err := db.Query("SELECT k + ?, COUNT(*) FROM t GROUP BY k + ?", 0, 100); err == nil || !strings.Contains(err.Error(), "GROUP BY") {
+		t.Errorf("k + ? grouped by another k + ?: %v, want an error that k is not grouped", err)
+	}
+	if err := db.QueryRow("SELECT MAX(k) FROM t WHERE c <> '?' AND k > ?", 1).Scan(&a); err != nil || a != 3 {
+		t.Errorf("a ? in a string beside a placeholder: %d, %v; want 3", a, err)
+	}
+}
+
 func TestDriverSubscribeCancel(t *testing.T) {
 	db := sqlOpenT(t, "")
 	sqlExec(t, db, "CREATE TABLE t (k BIGINT, v BIGINT)")

@@ -101,10 +101,14 @@ func (e *Engine) scanSource(ctx context.Context, src *plan.Source) error {
 }
 
 // replaySource pushes a source's stored changes, in acceptance order, each followed by its
-// table's watermark (Source.History); a view keeps no history: its current rows.
+// table's watermark (Source.History). Only a table keeps its changes (the binder takes no
+// other versioned side); anything else gives its current rows.
 func (e *Engine) replaySource(ctx context.Context, src *plan.Source) error {
-	t, ok := src.Rel.Handle.(*tableObj)
-	if !ok {
+	var t *tableObj
+	if src.Rel != nil {
+		t, _ = src.Rel.Handle.(*tableObj)
+	}
+	if t == nil {
 		return e.scanSource(ctx, src)
 	}
 	r, err := t.data.Replay(0)

@@ -181,12 +181,9 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		case "watermark.idle_timeout", "watermark.max_drift":
 			// Per-partition watermark settings (see package watermark); a table fed by
 			// INSERT or a generator has one partition, so there they only validate.
-			var ms int64 // '0': off, the default
-			if v := strings.TrimSpace(o.Value); v != "0" {
-				var err error
-				if ms, err = parseDuration(v); err != nil {
-					return nil, s.ErrorAtPos(o.Pos, "%s: %s", o.Key, err)
-				}
+			ms, err := parseDuration(o.Value) // 0: off, the default
+			if err != nil {
+				return nil, s.ErrorAtPos(o.Pos, "%s: %s", o.Key, err)
 			}
 			if o.Key == "watermark.idle_timeout" {
 				t.idle = time.Duration(ms) * time.Millisecond

@@ -63,15 +63,16 @@ type input struct {
 }
 
 // parseDuration reads a duration option, in milliseconds: Flink's syntax (a number and an
-// optional unit — '5000' is 5000 ms, '1 min', '90s', '2 hours') or Go's ('1h30m').
+// optional unit — '5000' is 5000 ms, '1 min', '90s', '2 hours') or Go's ('1h30m'). Zero,
+// in any unit, turns the option off.
 func parseDuration(v string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(v))
 	digits := len(t) - len(strings.TrimLeft(t, "0123456789"))
 	n, err := strconv.ParseInt(t[:digits], 10, 64)
-	if u, ok := durationUnits[strings.TrimSpace(t[digits:])]; ok && err == nil && n > 0 && n <= math.MaxInt64/u {
+	if u, ok := durationUnits[strings.TrimSpace(t[digits:])]; ok && err == nil && n <= math.MaxInt64/u {
 		return n * u, nil
 	}
-	if d, err := time.ParseDuration(strings.ReplaceAll(t, " ", "")); err == nil && d >= time.Millisecond {
+	if d, err := time.ParseDuration(strings.ReplaceAll(t, " ", "")); err == nil && (d == 0 || d >= time.Millisecond) {
 		return d.Milliseconds(), nil
 	}
 	return 0, fmt.Errorf("invalid duration '%s': expected e.g. '1 hour', '30 minutes', '90s' or '5000' (milliseconds)", v)

@@ -49,7 +49,10 @@ type Ranker struct {
 	Limit     int64
 	Batch     bool
 	Pos       Pos // where the function stands in the user's text: its errors say so
-	Out       Output
+	// Errs, when set, receives a value's data error (a SUM out of range, whose value is then
+	// NULL) instead of it failing the push: a view's other partitions go on (see HashAgg.Errs).
+	Errs RowErrors
+	Out  Output
 
 	parts map[string]*rankPart
 	kb    []byte
@@ -333,7 +336,10 @@ func (r *Ranker) values(rows [][]any) ([]any, error) {
 			}
 			var err error
 			if out[i], err = acc.result(r.Fn, r.Types[r.Arg]); err != nil {
-				return nil, r.Pos.located(err)
+				if r.Errs == nil {
+					return nil, r.Pos.located(err)
+				}
+				r.Errs(r.Pos.located(err))
 			}
 		}
 	}

@@ -138,8 +138,48 @@ func restore(n ast.Node) string {
 	}
 	var sb strings.Builder
 	_ = n.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase|format.RestoreNameLowercase|format.RestoreNameBackQuotes, &sb))
+	return numberParams(sb.String(), n)
+}
+
+// numberParams writes each placeholder of n's restored text as ?N, N its argument's number
+// (restored, every placeholder is ?, so k + ? would be the same expression whatever its
+// argument). Placeholders are restored in the order the AST visits them.
+func numberParams(text string, n ast.Node) string {
+	var orders []int
+	n.Accept(&paramVisitor{orders: &orders})
+	if len(orders) == 0 {
+		return text
+	}
+	var sb strings.Builder
+	quote := byte(0) // the quote of the string or name being read, if any
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0 // a doubled quote reopens at the next byte
+		case quote == 0 && (c == '\'' || c == '`'):
+			quote = c
+		case quote == 0 && c == '?' && len(orders) > 0:
+			fmt.Fprintf(&sb, "?%d", orders[0]+1)
+			orders = orders[1:]
+			continue
+		}
+		sb.WriteByte(c)
+	}
 	return sb.String()
 }
+
+// paramVisitor lists the argument numbers of the placeholders it visits.
+type paramVisitor struct{ orders *[]int }
+
+func (v *paramVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if p, ok := n.(*test_driver.ParamMarkerExpr); ok {
+		*v.orders = append(*v.orders, p.Order)
+	}
+	return n, false
+}
+
+func (v *paramVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // bindExpr binds a scalar expression.
 func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
@@ -538,6 +578,10 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 			return nil, b.errAt(n, "subquery in IN must return one column, it returns %d", len(cols))
 		}
 		if len(c.cols) > 0 {
+			// Compared as = compares them, which refuses types that do not compare.
+			if _, err := exec.NewBinary("=", x, &exec.Const{T: cols[0].T}); err != nil {
+				return nil, b.wrap(n, err)
+			}
 			return b.correlated(subIn, node, c, x, n.Not), nil
 		}
 		rows, err := b.Run(node)

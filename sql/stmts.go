@@ -226,12 +226,13 @@ func (r *rewriter) optionValue(i int, key string) (string, int, *Error) {
 	return "", 0, r.errAt(i, "expected a value for option %s", key)
 }
 
-// emitClause reports whether the tokens from i look like a view's trailing EMIT clause:
-// EMIT, then one to three bare words to the end, the first not one that continues a query.
-// Elsewhere emit is a name (SELECT emit FROM t, a join's alias emit ON ...).
+// emitClause reports whether the tokens from i are a view's trailing EMIT clause, right or
+// wrong: EMIT, then one to three bare words to the end, starting as an EMIT clause does (ON
+// UPDATE, ON WINDOW, or ksqlDB's CHANGES, FINAL, AFTER). Elsewhere emit is a name (SELECT
+// emit FROM t, a join's alias emit ON TRUE, ORDER BY emit DESC).
 func (r *rewriter) emitClause(i int) bool {
 	rest := r.toks[i+1:]
-	if !r.at(i).is("EMIT") || len(rest) == 0 || len(rest) > 3 || queryWords[strings.ToUpper(rest[0].raw)] {
+	if !r.at(i).is("EMIT") || len(rest) == 0 || len(rest) > 3 {
 		return false
 	}
 	for _, t := range rest {
@@ -239,11 +240,10 @@ func (r *rewriter) emitClause(i int) bool {
 			return false
 		}
 	}
-	return true
+	first := rest[0]
+	return first.is("CHANGES") || first.is("FINAL") || first.is("AFTER") ||
+		first.is("ON") && len(rest) > 1 && (rest[1].is("UPDATE") || rest[1].is("WINDOW"))
 }
-
-// queryWords are the words that continue a query after a name.
-var queryWords = wordSet("FROM WHERE GROUP HAVING ORDER LIMIT OFFSET FETCH UNION EXCEPT INTERSECT AS JOIN INNER LEFT RIGHT FULL CROSS NATURAL WINDOW USING FOR QUALIFY AND OR")
 
 // createView: CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS query [EMIT ...].
 func (r *rewriter) createView(st *Stmt) *Error {
@@ -273,8 +273,7 @@ func (r *rewriter) createView(st *Stmt) *Error {
 		} else if t.op(")") {
 			depth--
 		} else if depth == 0 && r.emitClause(i) {
-			e = i
-			break
+			e = i // the last one: an earlier emit is a name (FROM b emit EMIT ON UPDATE)
 		}
 	}
 	if e < len(r.toks) {
