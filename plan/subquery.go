@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/streamsql/streamsql/exec"
@@ -179,22 +180,30 @@ func (b *Binder) correlated(kind subKind, node Node, c *correlation, left exec.E
 // over no rows and FALSE on any FALSE comparison; ANY is FALSE over no rows and TRUE on any
 // TRUE comparison; otherwise a NULL comparison makes the result NULL.
 func (x *correlatedExpr) quantified(op string, all bool, lv any, rows [][]any) (any, error) {
-	unknown := false
-	lt := x.left.Type()
-	rt := x.node.Schema()[0].T
+	if len(rows) == 0 {
+		return all, nil
+	}
+	// One comparison over the rows: the value against each row's, as op compares them.
+	lt, rt := x.left.Type(), x.node.Schema()[0].T
+	cmp, err := exec.NewBinary(op, &exec.ColRef{Idx: 0, T: lt}, &exec.ColRef{Idx: 1, T: rt})
+	if err != nil {
+		return nil, err
+	}
+	vals := exec.NewBuilder(rt, len(rows))
 	for _, r := range rows {
-		cmp, err := exec.NewBinary(op, &exec.Const{V: lv, T: lt}, &exec.Const{V: r[0], T: rt})
-		if err != nil {
-			return nil, err
-		}
-		v, err := exec.EvalConst(cmp)
-		if err != nil {
-			return nil, err
-		}
+		vals.Append(r[0])
+	}
+	res, err := cmp.Eval(&exec.Batch{N: len(rows), Cols: []arrow.Array{exec.ConstArray(lt, lv, len(rows)), vals.Finish()}})
+	if err != nil {
+		return nil, err
+	}
+	b := res.(*array.Boolean)
+	unknown := false
+	for i := range len(rows) {
 		switch {
-		case v == nil:
+		case b.IsNull(i):
 			unknown = true
-		case v.(bool) != all:
+		case b.Value(i) != all:
 			return !all, nil
 		}
 	}
