@@ -171,6 +171,24 @@ func (x intSum) float() float64 {
 	return float64(x.hi)*(1<<64) + float64(x.lo)
 }
 
+// of is the SUM, or with avg the AVG, of the n values of type in summed in x: an AVG is a
+// float; a SUM out of its type's range is an error.
+func (x intSum) of(avg bool, n int64, in types.T) (any, error) {
+	decimal := in.Kind == types.Decimal
+	if avg {
+		f := x.float() / float64(n)
+		if decimal {
+			f /= float64(types.Pow10[in.Scale])
+		}
+		return f, nil
+	}
+	v, ok := x.value(decimal)
+	if !ok {
+		return nil, sumOverflow(decimal)
+	}
+	return v, nil
+}
+
 // sumOverflow is the error of a SUM out of its type's range.
 func sumOverflow(decimal bool) error {
 	if decimal {
@@ -678,18 +696,9 @@ func (d *distinctAcc) result(g int32) any {
 		x := multisetValue(k).(int64)
 		sum.add(x>>63, uint64(x))
 	}
-	decimal := d.spec.In.Kind == types.Decimal
-	if d.spec.Fn == AggAvg {
-		f := sum.float() / float64(len(set))
-		if decimal {
-			f /= float64(types.Pow10[d.spec.In.Scale])
-		}
-		return f
-	}
-	v, ok := sum.value(decimal)
-	if !ok {
-		d.err = sumOverflow(decimal)
-		return nil
+	v, err := sum.of(d.spec.Fn == AggAvg, int64(len(set)), d.spec.In)
+	if err != nil {
+		d.err = err
 	}
 	return v
 }

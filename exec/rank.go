@@ -392,25 +392,13 @@ func (a *frameAcc) result(fn RankFunc, in types.T) (any, error) {
 	if a.n == 0 {
 		return nil, nil
 	}
-	float := in.Phys() == types.PhysFloat64
+	if in.Phys() != types.PhysFloat64 {
+		return a.isum.of(fn == WinAvg, a.n, in)
+	}
 	if fn == WinAvg {
-		if float {
-			return a.fsum / float64(a.n), nil
-		}
-		f := a.isum.float() / float64(a.n)
-		if in.Kind == types.Decimal {
-			f /= float64(types.Pow10[in.Scale])
-		}
-		return f, nil
+		return a.fsum / float64(a.n), nil
 	}
-	if float {
-		return a.fsum, nil
-	}
-	v, ok := a.isum.value(in.Kind == types.Decimal)
-	if !ok {
-		return nil, sumOverflow(in.Kind == types.Decimal)
-	}
-	return v, nil
+	return a.fsum, nil
 }
 
 func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
