@@ -233,6 +233,15 @@ func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 	return g
 }
 
+// newRunGroup is newIntGroup for a run's key (its user column 0) with user column value k,
+// written after the copy: setting it in a copy of the key first makes the copy's wide loads
+// wait for that store.
+func (h *HashAgg) newRunGroup(key [4]int64, k int64) int32 {
+	g := h.newIntGroup(key)
+	h.ints[int(g)*len(h.Keys)+h.userKey] = k
+	return g
+}
+
 // windowGroups is a window's entry in byEnd.
 type windowGroups struct {
 	end int64
@@ -902,23 +911,18 @@ func (h *HashAgg) assignWindowRuns(runs []WindowRun, ks []int64) {
 			if d := uint64(k - t.base); d < uint64(len(dense)) {
 				g := dense[d] - 1
 				if g < 0 {
-					full := key
-					full[uk] = k
-					g = h.newIntGroup(full)
+					g = h.newRunGroup(key, k)
 					dense[d] = g + 1
 				}
 				gids[r] = g
 				continue
 			}
 			if dense != nil { // found by the user key alone (winKeys.far)
-				g, ok := t.far.get(k)
-				if !ok {
-					full := key
-					full[uk] = k
-					g = h.newIntGroup(full)
-					t.far.put(k, g)
+				sl := t.far.slot(k)
+				if sl.val == 0 {
+					t.far.fill(sl, k, h.newRunGroup(key, k))
 				}
-				gids[r] = g
+				gids[r] = sl.val - 1
 				continue
 			}
 			full := key

@@ -154,27 +154,37 @@ func (t *colTable) get(k int64) (int32, bool) {
 }
 
 func (t *colTable) put(k int64, g int32) {
+	if sl := t.slot(k); sl.val == 0 {
+		t.fill(sl, k, g)
+	} else {
+		sl.val = g + 1
+	}
+}
+
+// slot returns k's slot, or the empty slot where k goes, growing the table first so that
+// one more key fits: finding a key and adding it when missing is one probe.
+func (t *colTable) slot(k int64) *colSlot {
 	if 2*(t.n+1) > len(t.slots) {
 		old := t.slots
 		t.slots, t.n = make([]colSlot, max(64, 2*len(old))), 0
 		for _, sl := range old {
 			if sl.val != 0 {
-				t.put(sl.key, sl.val-1)
+				t.fill(t.slot(sl.key), sl.key, sl.val-1)
 			}
 		}
 	}
 	mask := len(t.slots) - 1
 	for i := t.home(k); ; i = (i + 1) & mask {
-		switch sl := &t.slots[i]; {
-		case sl.val == 0:
-			sl.key, sl.val = k, g+1
-			t.n++
-			return
-		case sl.key == k:
-			sl.val = g + 1
-			return
+		if sl := &t.slots[i]; sl.val == 0 || sl.key == k {
+			return sl
 		}
 	}
+}
+
+// fill puts k with group g into sl, an empty slot that slot(k) returned.
+func (t *colTable) fill(sl *colSlot, k int64, g int32) {
+	sl.key, sl.val = k, g+1
+	t.n++
 }
 
 // winDenseSpan is the width of a window's directly indexed key range.
