@@ -226,7 +226,12 @@ func (h *HashAgg) newGroup(key []any) int32 {
 // newIntGroup makes a group with an unboxed int key (see ints).
 func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 	g := h.slot()
-	copy(h.ints[int(g)*len(h.Keys):], key[:len(h.Keys)])
+	// Word by word, not copy: key was just written a word at a time, and memmove's wider
+	// loads would wait for those stores to reach the cache (HOP 1M keys: +9%).
+	ints := h.ints[int(g)*len(h.Keys):][:len(h.Keys)]
+	for i := range ints {
+		ints[i] = key[i]
+	}
 	if h.Windowed {
 		h.inWindow(key[h.WindowEnd], g)
 	}
@@ -234,8 +239,8 @@ func (h *HashAgg) newIntGroup(key [4]int64) int32 {
 }
 
 // newRunGroup is newIntGroup for a run's key (its user column 0) with user column value k,
-// written after the copy: setting it in a copy of the key first makes the copy's wide loads
-// wait for that store.
+// written after the key: not into a copy of the key first, which would be one more copy
+// whose wide loads wait on a narrow store.
 func (h *HashAgg) newRunGroup(key [4]int64, k int64) int32 {
 	g := h.newIntGroup(key)
 	h.ints[int(g)*len(h.Keys)+h.userKey] = k
