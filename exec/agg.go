@@ -324,7 +324,6 @@ func (h *HashAgg) fire(w int64) error {
 	h.release(done)
 	for _, e := range ends {
 		if t := h.wins[e]; t != nil && len(h.spareWins) < spares {
-			t.reset()
 			h.spareWins = append(h.spareWins, t)
 		}
 		delete(h.wins, e)
@@ -730,9 +729,12 @@ func (h *HashAgg) keyTable(key [4]int64) *winKeys {
 	}
 	t, ok := h.wins[end]
 	if !ok {
-		// A complete window's table, emptied, has the size the next one likely needs.
+		// A complete window's table has the size the next one likely needs. It is emptied
+		// here, not when its window completed, so that its memory is in the cache for the
+		// rows about to probe it.
 		if n := len(h.spareWins); n > 0 {
 			t, h.spareWins = h.spareWins[n-1], h.spareWins[:n-1]
+			t.reset()
 		} else {
 			t = &winKeys{col: h.userKey}
 		}
