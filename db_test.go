@@ -1587,3 +1587,46 @@ func TestAppendWatermarkShift(t *testing.T) {
 		}
 	}
 }
+
+// An outer join's changelog, when the only match of a preserved row is updated, is the
+// joined row's retraction and insertion: no padded row comes and goes around them (before
+// the fix, a -D of a padded row never inserted, then a +I of it, stayed in a consumer that
+// applied them in order).
+func TestOuterJoinChangelogUpdatedSide(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY, g VARCHAR)")
+	mustExec(t, db, "CREATE TABLE b (g VARCHAR PRIMARY KEY, label VARCHAR)")
+	mustExec(t, db, "INSERT INTO a VALUES (0, 'd')")
+	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L1')")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW lj AS SELECT a.id, b.label FROM a LEFT JOIN b ON a.g = b.g")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW fj AS SELECT a.id, b.g, b.label FROM a FULL JOIN b ON a.g = b.g")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lj, err := db.Subscribe(ctx, "lj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lj.Close()
+	fj, err := db.Subscribe(ctx, "fj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fj.Close()
+	nextChanges(t, lj, 1)
+	nextChanges(t, fj, 1)
+
+	mustExec(t, db, "UPDATE b SET label = 'L2' WHERE g = 'd'")
+	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L3')") // an upsert
+	mustExec(t, db, "INSERT INTO a VALUES (5, 'none')") // a row with no match ends each changelog
+	for _, c := range []struct {
+		rows *streamsql.Rows
+		want []change
+	}{
+		{lj, []change{{"-D", "0|L1"}, {"+I", "0|L2"}, {"-D", "0|L2"}, {"+I", "0|L3"}, {"+I", "5|NULL"}}},
+		{fj, []change{{"-D", "0|d|L1"}, {"+I", "0|d|L2"}, {"-D", "0|d|L2"}, {"+I", "0|d|L3"}, {"+I", "5|NULL|NULL"}}},
+	} {
+		if got := nextChanges(t, c.rows, len(c.want)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("changes = %v, want %v", got, c.want)
+		}
+	}
+}

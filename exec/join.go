@@ -410,8 +410,14 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 	}
 	var sel []int32
 	var ws, wms []int64
-	var unpadRows, padRows [][]any
-	var unpadW, padW, unpadWM, padWM []int64
+	// A padded row of the other side changes with the entry's matches over the whole batch,
+	// not pair by pair: an entry whose only match is updated (-old +new) goes 1 -> 0 -> 1 and
+	// keeps no padded row, so it emits none. Padded rows that go are retracted before the
+	// joined rows, those that come are inserted after them, so a consumer applying the
+	// changes in order never meets a retraction of a row it does not hold.
+	padding := j.preserved(1-side) && !j.deferPadding()
+	var touched []paddedEntry
+	var at map[int32]int // entry -> its place in touched
 	for k, ok := range matched {
 		if !ok {
 			continue
@@ -420,26 +426,38 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 		w := b.Weight(int(i))
 		sel = append(sel, int32(k))
 		ws = append(ws, w*other.w[e])
+		var wm int64
 		if jw != nil {
-			wms = append(wms, jw[i])
+			wm = jw[i]
+			wms = append(wms, wm)
 		}
 		matchOf[i] += other.w[e]
-		before := other.matches[e]
+		if padding {
+			if at == nil {
+				at = map[int32]int{}
+			}
+			if x, ok := at[e]; ok {
+				touched[x].lastWM = wm
+			} else {
+				at[e] = len(touched)
+				touched = append(touched, paddedEntry{e: e, before: other.matches[e], firstWM: wm, lastWM: wm})
+			}
+		}
 		other.matches[e] += w
-		if j.preserved(1-side) && !j.deferPadding() {
-			after := other.matches[e]
-			if before == 0 && after != 0 {
-				unpadRows = append(unpadRows, other.rows[e])
-				unpadW = append(unpadW, -other.w[e])
-				if jw != nil {
-					unpadWM = append(unpadWM, jw[i])
-				}
-			} else if before != 0 && after == 0 {
-				padRows = append(padRows, other.rows[e])
-				padW = append(padW, other.w[e])
-				if jw != nil {
-					padWM = append(padWM, jw[i])
-				}
+	}
+	var unpadRows, padRows [][]any
+	var unpadW, padW, unpadWM, padWM []int64
+	for _, t := range touched {
+		switch after := other.matches[t.e]; {
+		case t.before == 0 && after != 0:
+			unpadRows, unpadW = append(unpadRows, other.rows[t.e]), append(unpadW, -other.w[t.e])
+			if jw != nil {
+				unpadWM = append(unpadWM, t.firstWM)
+			}
+		case t.before != 0 && after == 0:
+			padRows, padW = append(padRows, other.rows[t.e]), append(padW, other.w[t.e])
+			if jw != nil {
+				padWM = append(padWM, t.lastWM)
 			}
 		}
 	}
@@ -454,6 +472,15 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 		}
 	}
 	return j.emitPadded(1-side, padRows, padW, padWM)
+}
+
+// paddedEntry is an entry of a join's preserved side whose matches a batch changes: its
+// matches before the batch, and the watermarks of the first and the last of the batch's rows
+// that matched it (an unpadding goes with the first, a padding with the last).
+type paddedEntry struct {
+	e               int32
+	before          int64
+	firstWM, lastWM int64
 }
 
 func (s *joinSide) add(val, key string, row []any, matches, expiry int64) int32 {
