@@ -89,6 +89,7 @@ func (r *Rows) nextChange() bool {
 				r.err = r.sub.Err()
 				return false
 			}
+			r.sub.Took(ch)
 			r.pending = ch
 		case <-r.ctx.Done():
 			r.err = r.ctx.Err()

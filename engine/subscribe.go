@@ -2,17 +2,24 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
-// SubscriberBuffer is how many change batches a subscriber may fall behind before it is
-// dropped: a slow reader never makes the engine's memory grow without bound.
-const SubscriberBuffer = 1024
+// A subscriber is dropped when it falls SubscriberBuffer change batches or SubscriberChanges
+// changes behind (a batch may hold any number): a slow reader never makes the engine's memory
+// grow without bound. A batch larger than SubscriberChanges still goes to a subscriber that
+// has read everything before it (it is a snapshot, or one statement's changes).
+const (
+	SubscriberBuffer  = 1024
+	SubscriberChanges = 1 << 18
+)
 
 // Change is one row of a view's changelog.
 type Change struct {
@@ -23,12 +30,14 @@ type Change struct {
 // Subscription is a view's changelog: an optional snapshot (as +I rows), then every change.
 type Subscription struct {
 	Cols []Column
-	C    <-chan []Change
+	C    <-chan []Change // the reader calls Took with each batch it takes
 	c    chan []Change
-	mu   sync.Mutex
-	err  error
-	view *viewObj
-	eng  *Engine
+	// queued counts the changes sent on c and not yet taken (Took).
+	queued atomic.Int64
+	mu     sync.Mutex
+	err    error
+	view   *viewObj
+	eng    *Engine
 }
 
 // Err reports why the subscription ended, once C is closed.
@@ -36,6 +45,25 @@ func (s *Subscription) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
+}
+
+// Took tells the subscription that its reader took batch from C.
+func (s *Subscription) Took(batch []Change) {
+	s.queued.Add(-int64(len(batch)))
+}
+
+// send queues batch for the reader, or reports that the reader is too far behind.
+func (s *Subscription) send(batch []Change) bool {
+	if q := s.queued.Load(); q > 0 && q+int64(len(batch)) > SubscriberChanges {
+		return false
+	}
+	select {
+	case s.c <- batch:
+		s.queued.Add(int64(len(batch)))
+		return true
+	default:
+		return false
+	}
 }
 
 // Close detaches the subscription.
@@ -82,7 +110,7 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 			return nil, err
 		}
 		if len(rows) > 0 {
-			sub.c <- rows
+			sub.send(rows)
 		}
 	}
 	v.subs = append(v.subs, sub)
@@ -146,10 +174,8 @@ func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 		k.write(out)
 	}
 	for _, s := range append([]*Subscription{}, v.subs...) {
-		select {
-		case s.c <- out:
-		default:
-			v.removeSub(s, fmt.Errorf("subscriber to %s fell %d change batches behind and was dropped; read faster or subscribe again", v.name, SubscriberBuffer))
+		if !s.send(out) {
+			v.removeSub(s, fmt.Errorf("subscriber to %s fell more than %d changes or %d change batches behind and was dropped; read faster or subscribe again", v.name, SubscriberChanges, SubscriberBuffer))
 		}
 	}
 }
@@ -157,7 +183,7 @@ func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 func (v *viewObj) removeSub(s *Subscription, err error) {
 	for i, x := range v.subs {
 		if x == s {
-			v.subs = append(v.subs[:i], v.subs[i+1:]...)
+			v.subs = slices.Delete(v.subs, i, i+1) // clears the vacated slot: s may hold many changes
 			s.mu.Lock()
 			s.err = err
 			s.mu.Unlock()

@@ -443,14 +443,10 @@ func (e *Engine) unwire(v *viewObj) {
 	v.inputs = nil
 }
 
+// removeListener returns ls without l, the slots past its end cleared so that the backing
+// array keeps no dropped view's operators alive.
 func removeListener(ls []*listener, l *listener) []*listener {
-	out := ls[:0]
-	for _, x := range ls {
-		if x != l {
-			out = append(out, x)
-		}
-	}
-	return out
+	return slices.DeleteFunc(ls, func(x *listener) bool { return x == l })
 }
 
 func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, error) {
