@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
@@ -58,7 +59,10 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 	if err != nil {
 		return nil, err
 	}
-	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist {
+	if n.IgnoreErr {
+		return nil, s.ErrorAtPos(s.KeywordPos("IGNORE"), "INSERT IGNORE is not supported: an INSERT into a PRIMARY KEY table replaces the row with the same key")
+	}
+	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist || n.Priority != mysql.NoPriority || len(n.PartitionNames) > 0 || len(n.TableHints) > 0 {
 		return nil, s.ErrorAtPos(s.Pos, "only INSERT INTO t [(columns)] VALUES ... | SELECT ... is supported")
 	}
 	names := make([]string, len(n.Columns))
@@ -649,7 +653,7 @@ func (l *listener) emit(m exec.Msg) error {
 }
 
 func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result, error) {
-	if n.IsMultiTable || n.Limit != nil || n.Order != nil {
+	if n.IsMultiTable || n.Limit != nil || n.Order != nil || n.IgnoreErr || n.Quick || n.Priority != mysql.NoPriority || len(n.TableHints) > 0 {
 		return nil, s.ErrorAtPos(s.Pos, "only DELETE FROM t [WHERE ...] is supported")
 	}
 	t, err := e.targetTable(s, n.TableRefs)
@@ -706,7 +710,7 @@ func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args
 }
 
 func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result, error) {
-	if n.MultipleTable || n.Limit != nil || n.Order != nil {
+	if n.MultipleTable || n.Limit != nil || n.Order != nil || n.IgnoreErr || n.Priority != mysql.NoPriority || len(n.TableHints) > 0 {
 		return nil, s.ErrorAtPos(s.Pos, "only UPDATE t SET ... [WHERE ...] is supported")
 	}
 	t, err := e.targetTable(s, n.TableRefs)

@@ -400,6 +400,9 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	as := &aggScope{input: in}
 	var pre []exec.Expr
 	var preCols []Col
+	if sel.GroupBy != nil && sel.GroupBy.Rollup {
+		return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("ROLLUP"), "GROUP BY ... WITH ROLLUP is not supported: UNION ALL a query per grouping for the subtotals")
+	}
 	if sel.GroupBy != nil {
 		for _, item := range sel.GroupBy.Items {
 			e := item.Expr
