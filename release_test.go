@@ -2,9 +2,11 @@ package streamsql_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamsql/streamsql"
 	"github.com/streamsql/streamsql/engine"
@@ -119,5 +121,35 @@ func TestSlowSubscriberDropped(t *testing.T) {
 			mustExec(t, db, "INSERT INTO t VALUES (-1)")
 			mustExec(t, db, "FLUSH")
 		})
+	}
+}
+
+// Long work ends with its context: a view's backfill (the view is then not created) and a
+// query's correlated subquery, run once per outer row.
+func TestLongWorkEndsWithItsContext(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE digits (d BIGINT)")
+	mustExec(t, db, "INSERT INTO digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
+	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
+	mustExec(t, db, "INSERT INTO t SELECT a.d*1000 + b.d*100 + c.d*10 + e.d FROM digits a, digits b, digits c, digits e")
+	for _, c := range []struct{ name, stmt string }{
+		{"view backfill", "CREATE MATERIALIZED VIEW big AS SELECT a.id FROM t a, t b WHERE a.id + b.id < 0"},
+		{"correlated IN", "SELECT COUNT(*) FROM t a WHERE a.id IN (SELECT b.id + a.id + 1 FROM t b)"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err := db.ExecContext(ctx, c.stmt)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: err = %v, want the context's deadline", c.name, err)
+		}
+	}
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM system.views"); got[0][0].(int64) != 0 {
+		t.Errorf("a view whose backfill was cancelled exists: %v", queryRows(t, db, "SELECT name FROM system.views"))
+	}
+	mustExec(t, db, "CREATE MATERIALIZED VIEW big AS SELECT a.id FROM t a, t b WHERE a.id = b.id AND a.id < 3")
+	mustExec(t, db, "INSERT INTO t VALUES (1)")
+	mustExec(t, db, "FLUSH")
+	if got := queryRows(t, db, "SELECT COUNT(*) FROM big"); got[0][0].(int64) != 6 { // ids 0 and 2 once, 1 twice: 1 + 4 + 1 pairs
+		t.Errorf("view after the cancelled ones: %v rows, want 6", got[0][0])
 	}
 }

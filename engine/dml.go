@@ -45,7 +45,7 @@ func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj,
 		if _, ok := e.Relation(name); ok || tn.Schema.L == "system" {
 			return nil, s.ErrorAt(name, "cannot write to system table %s", strings.TrimPrefix(tn.Schema.L+"."+name, "."))
 		}
-		_, err := e.binder(s, nil).BindQuery(&ast.SelectStmt{Fields: &ast.FieldList{}, From: refs})
+		_, err := e.binder(context.Background(), s, nil).BindQuery(&ast.SelectStmt{Fields: &ast.FieldList{}, From: refs})
 		if err == nil {
 			err = s.ErrorAt(name, "table %s not found", name)
 		}
@@ -193,7 +193,7 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 }
 
 func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]ast.ExprNode, args []any) (*exec.Batch, error) {
-	bd := e.binder(s, args)
+	bd := e.binder(context.Background(), s, args)
 	builders := make([]*exec.Builder, len(t.cols))
 	for i, c := range t.cols {
 		builders[i] = exec.NewBuilder(c.Type, len(lists))
@@ -297,7 +297,7 @@ func constValue(x exec.Expr, t types.T) (any, error) {
 }
 
 func (e *Engine) insertSelect(ctx context.Context, s *sql.Stmt, t *tableObj, target []int, q ast.ResultSetNode, args []any) (*exec.Batch, error) {
-	node, err := e.binder(s, args).BindQuery(q)
+	node, err := e.binder(ctx, s, args).BindQuery(q)
 	if err != nil {
 		return nil, err
 	}
@@ -691,7 +691,7 @@ func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args
 			return m, nil
 		}, nil
 	}
-	bd := e.binder(s, args)
+	bd := e.binder(context.Background(), s, args)
 	pred, err := bd.BindPredicate(where, t.schema())
 	if err != nil {
 		return nil, err
@@ -717,7 +717,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 	if err != nil {
 		return nil, err
 	}
-	bd := e.binder(s, args)
+	bd := e.binder(context.Background(), s, args)
 	exprs := make([]exec.Expr, len(t.cols))
 	for i, c := range t.cols {
 		exprs[i] = &exec.ColRef{Idx: i, T: c.Type, Name: c.Name}

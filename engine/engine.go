@@ -189,7 +189,7 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		}
 		return t.data.Load()
 	case catalog.KindView:
-		_, err := e.defineView(stmts[0], ent, false)
+		_, err := e.defineView(context.Background(), stmts[0], ent, false)
 		return err
 	case catalog.KindSink:
 		_, err := e.defineSink(stmts[0], ent)
@@ -371,7 +371,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindCreateTable:
 		return e.createTable(s)
 	case sql.KindCreateView:
-		return e.createView(s)
+		return e.createView(ctx, s)
 	case sql.KindInsertValues:
 		return e.insertLiterals(s, args)
 	case sql.KindDropView:
@@ -489,8 +489,8 @@ func (v *paramVisitor) Enter(n ast.Node) (ast.Node, bool) {
 func (v *paramVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // binder returns a binder for s over the engine's relations.
-func (e *Engine) binder(s *sql.Stmt, args []any) *plan.Binder {
-	return &plan.Binder{Cat: e, Stmt: s, Args: args, Run: e.runPlan}
+func (e *Engine) binder(ctx context.Context, s *sql.Stmt, args []any) *plan.Binder {
+	return &plan.Binder{Cat: e, Stmt: s, Args: args, Run: func(n plan.Node) ([][]any, error) { return e.runPlan(ctx, n) }}
 }
 
 // Relation implements plan.Catalog.

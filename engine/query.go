@@ -19,7 +19,7 @@ import (
 const batchRows = 1 << 16
 
 func (e *Engine) query(ctx context.Context, s *sql.Stmt, q ast.ResultSetNode, args []any) (*Result, error) {
-	node, err := e.binder(s, args).BindQuery(q)
+	node, err := e.binder(ctx, s, args).BindQuery(q)
 	if err != nil {
 		return nil, err
 	}
@@ -36,8 +36,8 @@ func (e *Engine) query(ctx context.Context, s *sql.Stmt, q ast.ResultSetNode, ar
 }
 
 // runPlan executes a bounded plan and returns its rows (subqueries, INSERT ... SELECT).
-func (e *Engine) runPlan(node plan.Node) ([][]any, error) {
-	coll, err := e.run(context.Background(), node)
+func (e *Engine) runPlan(ctx context.Context, node plan.Node) ([][]any, error) {
+	coll, err := e.run(ctx, node)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 	if n.Analyze {
 		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
 	}
-	node, err := e.binder(s, args).BindQuery(q)
+	node, err := e.binder(context.Background(), s, args).BindQuery(q)
 	if err != nil {
 		return nil, err
 	}

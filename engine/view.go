@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -30,6 +31,8 @@ type viewObj struct {
 	emitOnClose bool
 	store       *viewStore
 	rel         *plan.Relation
+	// cancel ends the context its operators check (defineView).
+	cancel context.CancelFunc
 	// inputs are the listeners this view registered on its sources.
 	inputs    []input
 	listeners []*listener
@@ -87,9 +90,9 @@ var durationUnits = map[string]int64{
 	"d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
 }
 
-func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
+func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 	if s.Explain {
-		bd := e.binder(s, nil)
+		bd := e.binder(ctx, s, nil)
 		bd.Streaming = true
 		node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
 		if err != nil {
@@ -104,7 +107,7 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindView, s.Name, s.Text)
-	v, err := e.defineView(s, ent, true)
+	v, err := e.defineView(ctx, s, ent, true)
 	if err != nil {
 		wb.Discard()
 		e.cat.Forget(s.Name)
@@ -121,7 +124,8 @@ func (e *Engine) createView(s *sql.Stmt) (*Result, error) {
 
 // defineView binds and wires a view's dataflow and, when backfill is set, fills it from its
 // inputs' current rows (at Open, the engine replays the tables into all views instead).
-func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
+// Cancelling ctx stops the backfill, and the view is not created.
+func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
 	var ttl int64
 	for _, o := range s.Options {
 		switch o.Key {
@@ -135,7 +139,7 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 			return nil, s.ErrorAtPos(o.Pos, "unknown view option '%s' (known: state.ttl)", o.Key)
 		}
 	}
-	bd := e.binder(s, nil)
+	bd := e.binder(ctx, s, nil)
 	bd.Streaming = true
 	node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
 	if err != nil {
@@ -153,9 +157,14 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 	v.store = newViewStore(v, plan.Types(node.Schema()))
 	v.rel = &plan.Relation{Name: v.name, Cols: v.cols, Handle: v, TimeCol: plan.EventTimeCol(node), Untimed: plan.Untimed(node)}
 	v.key, v.keyed = plan.UniqueKey(node)
+	// The operators check bctx where one batch is long work (a join's pairs). It ends with
+	// ctx while the backfill runs, then only when the view is dropped: the view outlives the
+	// statement.
+	bctx, cancel := context.WithCancel(context.Background())
+	v.cancel = cancel
 	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
 		return e.lateSink(v, table)
-	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }})
+	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }, Ctx: bctx})
 	if err != nil {
 		return nil, buildErrorAt(s, err, fmt.Sprintf("materialized view %s cannot be maintained: ", s.Name))
 	}
@@ -195,7 +204,12 @@ func (e *Engine) defineView(s *sql.Stmt, ent *catalog.Entry, backfill bool) (*vi
 	}
 	e.views[strings.ToLower(v.name)] = v
 	if backfill {
-		if err := e.backfill(v, df.Sources); err != nil {
+		stop := context.AfterFunc(ctx, cancel)
+		err := e.backfill(bctx, v, df.Sources)
+		if !stop() { // ctx ended, and bctx with it: the operators would stop at once
+			err = ctx.Err()
+		}
+		if err != nil {
 			v.late = nil // the view is not created: nor are its late rows
 			delete(e.views, strings.ToLower(v.name))
 			e.unwire(v)
@@ -224,7 +238,7 @@ func hasWindowedAgg(n plan.Node) bool {
 // acceptance order across tables (each with the watermark progression its rows had, and the
 // table's watermark after each segment, as when they were written), views' rows as they
 // stand; then each source's current watermark.
-func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
+func (e *Engine) backfill(ctx context.Context, v *viewObj, sources []*plan.Source) error {
 	var cs []*replayCursor
 	// A view input's watermark goes after the tables' replay: its rows carry the watermarks
 	// they were judged against, but how its watermark rose among the tables' rows is not
@@ -249,6 +263,9 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 				return err
 			}
 			cs = append(cs, &replayCursor{t: h, r: r, gen: watermark.New(), emit: func(b *exec.Batch, w int64) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if err := l.deliver([]step{{b, exec.NoWatermark}}); err != nil {
 					return err
 				}
@@ -258,6 +275,9 @@ func (e *Engine) backfill(v *viewObj, sources []*plan.Source) error {
 			}})
 		case *viewObj:
 			for _, b := range h.store.batches(batchRows) {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if err := src.Out.EmitBatch(b); err != nil {
 					return err
 				}
@@ -431,8 +451,9 @@ func listenerOf(ls []*listener, v *viewObj) *listener {
 	return nil
 }
 
-// unwire detaches a view from its sources.
+// unwire detaches a view from its sources and ends its operators' context.
 func (e *Engine) unwire(v *viewObj) {
+	v.cancel()
 	for _, in := range v.inputs {
 		if in.t != nil {
 			in.t.listeners = removeListener(in.t.listeners, in.l)
