@@ -28,6 +28,10 @@ var viewQueries = []string{
 	`SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, k) AS rn FROM a) x WHERE rn <= 2`,
 	`SELECT g, SUM(v) AS s FROM (SELECT * FROM a WHERE v IS NOT NULL) x GROUP BY g`,
 	`SELECT b.g, COUNT(*) AS n FROM b LEFT JOIN a ON a.g = b.g AND a.v < b.w GROUP BY b.g`,
+	// Window functions over an outer join whose other side (a) is updated and upserted.
+	`SELECT b.k, a.v, COUNT(*) OVER (PARTITION BY b.g) AS c FROM b LEFT JOIN a ON a.k = b.k`,
+	`SELECT * FROM (SELECT b.k, b.w, a.v, ROW_NUMBER() OVER (PARTITION BY b.g ORDER BY b.k, b.w, a.v) AS rn
+		FROM b LEFT JOIN a ON a.k = b.k) x WHERE rn <= 2`,
 }
 
 func rowsOf(t *testing.T, db *streamsql.DB, q string) string {
