@@ -47,6 +47,9 @@ func newCompare(op string, l, r Expr) (Expr, error) {
 	}
 	l, r = nullAs(l, r)
 	lt, rt := l.Type(), r.Type()
+	if k, ok := wideDecimalCompare(c, lt, rt); ok {
+		return &binaryExpr{op: op, l: l, r: r, t: types.TBool, k: k}, nil
+	}
 	t, err := CommonType(lt, rt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot compare %s with %s", lt, rt)
@@ -86,6 +89,62 @@ func newCompare(op string, l, r Expr) (Expr, error) {
 		k = func(l, r operand, n int) (arrow.Array, error) { return cmpBools(c, l, r, n), nil }
 	}
 	return &binaryExpr{op: op, l: l, r: r, t: types.TBool, k: k}, nil
+}
+
+// wideDecimalCompare compares a DECIMAL with a BIGINT, or with a DECIMAL, where their common
+// DECIMAL would need more than 18 digits (a BIGINT's value takes 19) and converting either
+// side to it could overflow. The values compare exactly as they are stored: the one of smaller
+// scale is scaled up within cmpScaled, by division, so nothing overflows.
+func wideDecimalCompare(c cmpOp, lt, rt types.T) (binaryKernel, bool) {
+	exact := func(t types.T) bool { return t.IsInteger() || t.Kind == types.Decimal }
+	if lt.Kind != types.Decimal && rt.Kind != types.Decimal || !exact(lt) || !exact(rt) {
+		return nil, false
+	}
+	whole := func(t types.T) int8 {
+		if t.Kind == types.BigInt {
+			return 19
+		}
+		d := asDecimal(t)
+		return d.Precision - d.Scale
+	}
+	ls, rs := asDecimal(lt).Scale, asDecimal(rt).Scale
+	if int(max(whole(lt), whole(rt)))+int(max(ls, rs)) <= types.MaxDecimalPrecision {
+		return nil, false
+	}
+	return func(l, r operand, n int) (arrow.Array, error) {
+		a, am := l.int64s()
+		b, bm := r.int64s()
+		out := make([]byte, (n+7)/8)
+		for i := 0; i < n; i++ {
+			var d int
+			if x, y := a[i&am], b[i&bm]; ls <= rs {
+				d = cmpScaled(x, types.Pow10[rs-ls], y)
+			} else {
+				d = -cmpScaled(y, types.Pow10[ls-rs], x)
+			}
+			out[i>>3] |= b2u(cmpResult(c, d)) << (i & 7)
+		}
+		valid, nulls := andValidity(n, l.a, r.a)
+		return makeBool(out, n, valid, nulls), nil
+	}, true
+}
+
+// cmpScaled compares x·p with y (p a power of ten, x·p possibly past int64) as -1, 0 or +1:
+// with y = q·p + rem, |rem| < p, x·p - y is (x - q)·p - rem, whose sign is x - q's unless
+// x = q.
+func cmpScaled(x, p, y int64) int {
+	q, rem := y/p, y%p
+	switch {
+	case x < q:
+		return -1
+	case x > q:
+		return 1
+	case rem > 0:
+		return -1
+	case rem < 0:
+		return 1
+	}
+	return 0
 }
 
 // hasNaN reports whether the first n values of an operand (m: its index mask) hold a NaN.
