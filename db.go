@@ -13,6 +13,7 @@ package streamsql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/engine"
+	"github.com/streamsql/streamsql/sql"
 )
 
 // DB is an open database. It is safe for concurrent use; statements run one at a time.
@@ -181,5 +183,9 @@ func (db *DB) Subscribe(ctx context.Context, view string) (*Rows, error) {
 	if strings.ContainsAny(view, "`;") {
 		return nil, fmt.Errorf("invalid view name %q", view)
 	}
-	return db.QueryContext(ctx, "SUBSCRIBE `"+view+"`")
+	rows, err := db.QueryContext(ctx, "SUBSCRIBE `"+view+"`")
+	if se := (*sql.Error)(nil); errors.As(err, &se) {
+		return nil, errors.New(se.Msg) // its place is in text the caller never wrote
+	}
+	return rows, err
 }

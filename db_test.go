@@ -1053,6 +1053,8 @@ func TestDBSubscribe(t *testing.T) {
 	// Subscribe to a missing view fails; so does a name with a quote.
 	if _, err := db.Subscribe(context.Background(), "nope"); err == nil {
 		t.Error("Subscribe to a missing view succeeded")
+	} else if want := "materialized view nope does not exist"; err.Error() != want {
+		t.Errorf("Subscribe to a missing view: %q, want %q (no place in text the caller did not write)", err, want)
 	}
 }
 
