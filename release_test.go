@@ -3,6 +3,7 @@ package streamsql_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -23,16 +24,33 @@ func heapBytes() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// tenPow5 fills table t (one BIGINT column) with ids 0..99999 in one statement.
-func tenPow5(t *testing.T, db *streamsql.DB, table string) {
+// fillIDs inserts ids 0 to 10^digits - 1 into table (one BIGINT column) in one statement.
+func fillIDs(t *testing.T, db *streamsql.DB, table string, digits int) {
 	t.Helper()
 	mustExec(t, db, "CREATE TABLE IF NOT EXISTS digits (d BIGINT)")
 	if n := queryRows(t, db, "SELECT COUNT(*) FROM digits")[0][0].(int64); n == 0 {
 		mustExec(t, db, "INSERT INTO digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
 	}
-	mustExec(t, db, "INSERT INTO "+table+` SELECT a.d*10000 + b.d*1000 + c.d*100 + e.d*10 + f.d
-		FROM digits a, digits b, digits c, digits e, digits f`)
+	terms, from := []string{"d0.d"}, []string{"digits d0"}
+	for i := 1; i < digits; i++ {
+		terms = append(terms, fmt.Sprintf("d%d.d * 1%0*d", i, i, 0))
+		from = append(from, fmt.Sprintf("digits d%d", i))
+	}
+	mustExec(t, db, "INSERT INTO "+table+" SELECT "+strings.Join(terms, " + ")+" FROM "+strings.Join(from, ", "))
 	mustExec(t, db, "FLUSH")
+}
+
+// subscribedView opens a database with table t, view v over it, and a subscription to v.
+func subscribedView(t *testing.T) (*streamsql.DB, *streamsql.Rows) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT id FROM t")
+	rows, err := db.Subscribe(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rows.Close() })
+	return db, rows
 }
 
 // On disk, so that what the views wrote to storage is not in the heap either.
@@ -40,7 +58,7 @@ func TestDropViewFreesState(t *testing.T) {
 	db := openT(t, t.TempDir())
 	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
 	for range 3 {
-		tenPow5(t, db, "t")
+		fillIDs(t, db, "t", 5)
 	}
 	before := heapBytes()
 	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT id, COUNT(*) AS n, MAX(id) AS m FROM t GROUP BY id")
@@ -57,21 +75,16 @@ func TestDropViewFreesState(t *testing.T) {
 }
 
 func TestClosedSubscriptionFreesItsChanges(t *testing.T) {
-	db := openT(t, "")
-	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
-	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT id FROM t")
-	rows, err := db.Subscribe(context.Background(), "v")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, rows := subscribedView(t)
 	before := heapBytes()
-	tenPow5(t, db, "t")
-	tenPow5(t, db, "t")
+	fillIDs(t, db, "t", 5)
+	fillIDs(t, db, "t", 5)
 	queued := heapBytes()
 	rows.Close()
 	after := heapBytes()
 	t.Logf("heap: %d MB before, %d MB with 200k changes queued, %d MB after Close", before>>20, queued>>20, after>>20)
-	// The view holds its rows either way; the queued changes are what Close gives back.
+	// The view holds its rows either way; the queued changes are what Close gives back, even
+	// to a caller that keeps the closed Rows (as subscribedView's cleanup does).
 	if after > before+(queued-before)*3/4 {
 		t.Errorf("closing the subscription freed %d of %d MB", (queued-after)>>20, (queued-before)>>20)
 	}
@@ -87,7 +100,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	}{
 		{"changes", func(t *testing.T, db *streamsql.DB) {
 			for range 3 { // the third 100k batch passes the bound
-				tenPow5(t, db, "t")
+				fillIDs(t, db, "t", 5)
 			}
 		}, 200_000},
 		{"batches", func(t *testing.T, db *streamsql.DB) {
@@ -98,14 +111,7 @@ func TestSlowSubscriberDropped(t *testing.T) {
 		}, engine.SubscriberBuffer},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db := openT(t, "")
-			mustExec(t, db, "CREATE TABLE t (id BIGINT)")
-			mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT id FROM t")
-			rows, err := db.Subscribe(context.Background(), "v")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
+			db, rows := subscribedView(t)
 			c.write(t, db)
 			n := 0
 			for rows.Next() {
@@ -128,10 +134,8 @@ func TestSlowSubscriberDropped(t *testing.T) {
 // query's correlated subquery, run once per outer row.
 func TestLongWorkEndsWithItsContext(t *testing.T) {
 	db := openT(t, "")
-	mustExec(t, db, "CREATE TABLE digits (d BIGINT)")
-	mustExec(t, db, "INSERT INTO digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
 	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
-	mustExec(t, db, "INSERT INTO t SELECT a.d*1000 + b.d*100 + c.d*10 + e.d FROM digits a, digits b, digits c, digits e")
+	fillIDs(t, db, "t", 4)
 	for _, c := range []struct{ name, stmt string }{
 		{"view backfill", "CREATE MATERIALIZED VIEW big AS SELECT a.id FROM t a, t b WHERE a.id + b.id < 0"},
 		{"correlated IN", "SELECT COUNT(*) FROM t a WHERE a.id IN (SELECT b.id + a.id + 1 FROM t b)"},

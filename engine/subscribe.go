@@ -66,13 +66,17 @@ func (s *Subscription) send(batch []Change) bool {
 	}
 }
 
-// Close detaches the subscription.
+// Close detaches the subscription and drops the changes still queued, so that a closed
+// subscription the caller keeps holds no memory.
 func (s *Subscription) Close() {
 	s.eng.mu.Lock()
 	defer s.eng.mu.Unlock()
 	s.eng.flow.Lock() // publish may be sending to it (see ingest.go)
 	defer s.eng.flow.Unlock()
 	s.view.removeSub(s, nil)
+	for b := range s.c { // closed by removeSub, now or when the subscriber was dropped
+		s.Took(b)
+	}
 }
 
 func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
