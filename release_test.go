@@ -157,3 +157,25 @@ func TestLongWorkEndsWithItsContext(t *testing.T) {
 		t.Errorf("view after the cancelled ones: %v rows, want 6", got[0][0])
 	}
 }
+
+// A snapshot larger than SubscriberChanges does not count against the bound: a subscriber
+// that has not yet read it still gets the changes after it.
+func TestLargeSnapshotIsNotBehind(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT id FROM t")
+	for range 3 {
+		fillIDs(t, db, "t", 5)
+	}
+	rows, err := db.Subscribe(context.Background(), "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	mustExec(t, db, "INSERT INTO t VALUES (-1)")
+	mustExec(t, db, "FLUSH")
+	got := nextChanges(t, rows, 300_001)
+	if last := got[len(got)-1]; last != (change{"+I", "-1"}) {
+		t.Errorf("the change after the snapshot = %v, want +I -1", last)
+	}
+}

@@ -32,12 +32,13 @@ type Subscription struct {
 	Cols []Column
 	C    <-chan []Change // the reader calls Took with each batch it takes
 	c    chan []Change
-	// queued counts the changes sent on c and not yet taken (Took).
-	queued atomic.Int64
-	mu     sync.Mutex
-	err    error
-	view   *viewObj
-	eng    *Engine
+	// queued counts the changes sent on c and not yet taken (Took); snapshot those of the
+	// snapshot until it is taken, which do not count against SubscriberChanges.
+	queued, snapshot atomic.Int64
+	mu               sync.Mutex
+	err              error
+	view             *viewObj
+	eng              *Engine
 }
 
 // Err reports why the subscription ended, once C is closed.
@@ -50,11 +51,12 @@ func (s *Subscription) Err() error {
 // Took tells the subscription that its reader took batch from C.
 func (s *Subscription) Took(batch []Change) {
 	s.queued.Add(-int64(len(batch)))
+	s.snapshot.Store(0) // the first batch taken is the snapshot, if there is one
 }
 
 // send queues batch for the reader, or reports that the reader is too far behind.
 func (s *Subscription) send(batch []Change) bool {
-	if q := s.queued.Load(); q > 0 && q+int64(len(batch)) > SubscriberChanges {
+	if q := s.queued.Load() - s.snapshot.Load(); q > 0 && q+int64(len(batch)) > SubscriberChanges {
 		return false
 	}
 	select {
@@ -114,6 +116,7 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 			return nil, err
 		}
 		if len(rows) > 0 {
+			sub.snapshot.Store(int64(len(rows)))
 			sub.send(rows)
 		}
 	}
