@@ -131,7 +131,8 @@ func TestSlowSubscriberDropped(t *testing.T) {
 }
 
 // Long work ends with its context: a view's backfill (the view is then not created) and a
-// query's correlated subquery, run once per outer row.
+// correlated subquery, run once per outer row, of a query, a DELETE or an UPDATE (which then
+// change nothing).
 func TestLongWorkEndsWithItsContext(t *testing.T) {
 	db := openT(t, "")
 	mustExec(t, db, "CREATE TABLE t (id BIGINT)")
@@ -139,6 +140,8 @@ func TestLongWorkEndsWithItsContext(t *testing.T) {
 	for _, c := range []struct{ name, stmt string }{
 		{"view backfill", "CREATE MATERIALIZED VIEW big AS SELECT a.id FROM t a, t b WHERE a.id + b.id < 0"},
 		{"correlated IN", "SELECT COUNT(*) FROM t a WHERE a.id IN (SELECT b.id + a.id + 1 FROM t b)"},
+		{"DELETE's subquery", "DELETE FROM t WHERE id IN (SELECT b.id + t.id + 1 FROM t b)"},
+		{"UPDATE's subquery", "UPDATE t SET id = -id WHERE id IN (SELECT b.id + t.id + 1 FROM t b)"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		_, err := db.ExecContext(ctx, c.stmt)
@@ -146,6 +149,9 @@ func TestLongWorkEndsWithItsContext(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("%s: err = %v, want the context's deadline", c.name, err)
 		}
+	}
+	if got := queryRows(t, db, "SELECT COUNT(*), MIN(id) FROM t"); got[0][0].(int64) != 10_000 || got[0][1].(int64) != 0 {
+		t.Errorf("t after the cancelled DELETE and UPDATE: COUNT(*), MIN(id) = %v, want 10000, 0", got[0])
 	}
 	if got := queryRows(t, db, "SELECT COUNT(*) FROM system.views"); got[0][0].(int64) != 0 {
 		t.Errorf("a view whose backfill was cancelled exists: %v", queryRows(t, db, "SELECT name FROM system.views"))

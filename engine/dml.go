@@ -54,15 +54,32 @@ func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj,
 	return t, nil
 }
 
+// refuseModifiers refuses MySQL's IGNORE, priority and QUICK modifiers of a write, which
+// the parser accepts: each would change what the statement does (INSERT IGNORE keeps the old
+// row where streamsql's INSERT replaces it), so none is silently dropped.
+func refuseModifiers(s *sql.Stmt, verb string, ignore bool, prio mysql.PriorityEnum, quick bool) error {
+	switch {
+	case ignore && verb == "INSERT":
+		return s.ErrorAtPos(s.KeywordPos("IGNORE"), "INSERT IGNORE is not supported: an INSERT into a PRIMARY KEY table replaces the row with the same key")
+	case ignore:
+		return s.ErrorAtPos(s.KeywordPos("IGNORE"), "%s IGNORE is not supported", verb)
+	case prio != mysql.NoPriority:
+		return s.ErrorAtPos(s.KeywordPos("LOW_PRIORITY", "HIGH_PRIORITY", "DELAYED"), "%s %s is not supported", verb, mysql.Priority2Str[prio])
+	case quick:
+		return s.ErrorAtPos(s.KeywordPos("QUICK"), "DELETE QUICK is not supported")
+	}
+	return nil
+}
+
 func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt, args []any) (*Result, error) {
 	t, err := e.targetTable(s, n.Table)
 	if err != nil {
 		return nil, err
 	}
-	if n.IgnoreErr {
-		return nil, s.ErrorAtPos(s.KeywordPos("IGNORE"), "INSERT IGNORE is not supported: an INSERT into a PRIMARY KEY table replaces the row with the same key")
+	if err := refuseModifiers(s, "INSERT", n.IgnoreErr, n.Priority, false); err != nil {
+		return nil, err
 	}
-	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist || n.Priority != mysql.NoPriority || len(n.PartitionNames) > 0 || len(n.TableHints) > 0 {
+	if n.IsReplace || len(n.OnDuplicate) > 0 || n.Setlist {
 		return nil, s.ErrorAtPos(s.Pos, "only INSERT INTO t [(columns)] VALUES ... | SELECT ... is supported")
 	}
 	names := make([]string, len(n.Columns))
@@ -77,7 +94,7 @@ func (e *Engine) insertStmt(ctx context.Context, s *sql.Stmt, n *ast.InsertStmt,
 	if n.Select != nil {
 		b, err = e.insertSelect(ctx, s, t, target, n.Select, args)
 	} else {
-		b, err = e.insertValues(s, t, target, n.Lists, args)
+		b, err = e.insertValues(ctx, s, t, target, n.Lists, args)
 	}
 	if err != nil {
 		return nil, err
@@ -192,8 +209,8 @@ func (e *Engine) insertLiterals(s *sql.Stmt, args []any) (*Result, error) {
 	return &Result{RowsAffected: int64(b.N)}, nil
 }
 
-func (e *Engine) insertValues(s *sql.Stmt, t *tableObj, target []int, lists [][]ast.ExprNode, args []any) (*exec.Batch, error) {
-	bd := e.binder(context.Background(), s, args)
+func (e *Engine) insertValues(ctx context.Context, s *sql.Stmt, t *tableObj, target []int, lists [][]ast.ExprNode, args []any) (*exec.Batch, error) {
+	bd := e.binder(ctx, s, args)
 	builders := make([]*exec.Builder, len(t.cols))
 	for i, c := range t.cols {
 		builders[i] = exec.NewBuilder(c.Type, len(lists))
@@ -652,15 +669,18 @@ func (l *listener) emit(m exec.Msg) error {
 	return nil
 }
 
-func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result, error) {
-	if n.IsMultiTable || n.Limit != nil || n.Order != nil || n.IgnoreErr || n.Quick || n.Priority != mysql.NoPriority || len(n.TableHints) > 0 {
+func (e *Engine) deleteStmt(ctx context.Context, s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result, error) {
+	if err := refuseModifiers(s, "DELETE", n.IgnoreErr, n.Priority, n.Quick); err != nil {
+		return nil, err
+	}
+	if n.IsMultiTable || n.Limit != nil || n.Order != nil {
 		return nil, s.ErrorAtPos(s.Pos, "only DELETE FROM t [WHERE ...] is supported")
 	}
 	t, err := e.targetTable(s, n.TableRefs)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := e.deleteWhere(s, t, n.Where, args)
+	ch, err := e.deleteWhere(ctx, s, t, n.Where, args)
 	if err != nil || ch.Deleted == nil {
 		return &Result{}, err
 	}
@@ -672,8 +692,8 @@ func (e *Engine) deleteStmt(s *sql.Stmt, n *ast.DeleteStmt, args []any) (*Result
 }
 
 // deleteWhere prepares the removal of the current rows of t matching where (all when nil).
-func (e *Engine) deleteWhere(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (*table.Change, error) {
-	pred, err := e.rowPredicate(s, t, where, args)
+func (e *Engine) deleteWhere(ctx context.Context, s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (*table.Change, error) {
+	pred, err := e.rowPredicate(ctx, s, t, where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -681,7 +701,7 @@ func (e *Engine) deleteWhere(s *sql.Stmt, t *tableObj, where ast.ExprNode, args 
 }
 
 // rowPredicate binds a WHERE over a table and returns the per-segment row selector.
-func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (func(*exec.Batch) ([]bool, error), error) {
+func (e *Engine) rowPredicate(ctx context.Context, s *sql.Stmt, t *tableObj, where ast.ExprNode, args []any) (func(*exec.Batch) ([]bool, error), error) {
 	if where == nil {
 		return func(b *exec.Batch) ([]bool, error) {
 			m := make([]bool, b.N)
@@ -691,7 +711,7 @@ func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args
 			return m, nil
 		}, nil
 	}
-	bd := e.binder(context.Background(), s, args)
+	bd := e.binder(ctx, s, args)
 	pred, err := bd.BindPredicate(where, t.schema())
 	if err != nil {
 		return nil, err
@@ -709,15 +729,18 @@ func (e *Engine) rowPredicate(s *sql.Stmt, t *tableObj, where ast.ExprNode, args
 	}, nil
 }
 
-func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result, error) {
-	if n.MultipleTable || n.Limit != nil || n.Order != nil || n.IgnoreErr || n.Priority != mysql.NoPriority || len(n.TableHints) > 0 {
+func (e *Engine) updateStmt(ctx context.Context, s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result, error) {
+	if err := refuseModifiers(s, "UPDATE", n.IgnoreErr, n.Priority, false); err != nil {
+		return nil, err
+	}
+	if n.MultipleTable || n.Limit != nil || n.Order != nil {
 		return nil, s.ErrorAtPos(s.Pos, "only UPDATE t SET ... [WHERE ...] is supported")
 	}
 	t, err := e.targetTable(s, n.TableRefs)
 	if err != nil {
 		return nil, err
 	}
-	bd := e.binder(context.Background(), s, args)
+	bd := e.binder(ctx, s, args)
 	exprs := make([]exec.Expr, len(t.cols))
 	for i, c := range t.cols {
 		exprs[i] = &exec.ColRef{Idx: i, T: c.Type, Name: c.Name}
@@ -741,7 +764,7 @@ func (e *Engine) updateStmt(s *sql.Stmt, n *ast.UpdateStmt, args []any) (*Result
 		}
 		exprs[i] = x
 	}
-	ch, err := e.deleteWhere(s, t, n.Where, args)
+	ch, err := e.deleteWhere(ctx, s, t, n.Where, args)
 	if err != nil || ch.Deleted == nil {
 		return &Result{}, err
 	}

@@ -401,9 +401,9 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case *ast.InsertStmt:
 		return e.insertStmt(ctx, s, n, args)
 	case *ast.UpdateStmt:
-		return e.updateStmt(s, n, args)
+		return e.updateStmt(ctx, s, n, args)
 	case *ast.DeleteStmt:
-		return e.deleteStmt(s, n, args)
+		return e.deleteStmt(ctx, s, n, args)
 	case *ast.DropTableStmt:
 		return e.dropTables(s, n)
 	case *ast.ShowStmt:
