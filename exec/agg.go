@@ -99,7 +99,8 @@ type HashAgg struct {
 	arrKeys winKeys
 	// wins replaces arrKeys in a windowed aggregate: a table per window (by window_end), so a
 	// lookup touches a small table and a complete window's keys go at once; lastWin caches
-	// the last windows used, spareWins keeps complete windows' tables, emptied, for reuse;
+	// the last windows used, spareWins keeps complete windows' tables for reuse (emptied
+	// when reused, keyTable);
 	// userKey is the one key that is not a window column (-1: none, or several).
 	wins      map[int64]*winKeys
 	lastWin   []winTable

@@ -410,11 +410,12 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 	}
 	var sel []int32
 	var ws, wms []int64
-	// A padded row of the other side changes with the entry's matches over the whole batch,
-	// not pair by pair: an entry whose only match is updated (-old +new) goes 1 -> 0 -> 1 and
-	// keeps no padded row, so it emits none. Padded rows that go are retracted before the
-	// joined rows, those that come are inserted after them, so a consumer applying the
-	// changes in order never meets a retraction of a row it does not hold.
+	// A padded row of the other side changes with the entry's matches over these pairs (a
+	// batch's, up to pairChunk of them), not pair by pair: an entry whose only match is
+	// updated (-old +new) goes 1 -> 0 -> 1 and keeps no padded row, so it emits none. Padded
+	// rows that go are retracted before the joined rows, those that come are inserted after
+	// them, so a consumer applying the changes in order never meets a retraction of a row it
+	// does not hold (an update split across two chunks pads and unpads in between).
 	padding := j.preserved(1-side) && !j.deferPadding()
 	var touched []paddedEntry
 	var at map[int32]int // entry -> its place in touched
@@ -474,9 +475,9 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 	return j.emitPadded(1-side, padRows, padW, padWM)
 }
 
-// paddedEntry is an entry of a join's preserved side whose matches a batch changes: its
-// matches before the batch, and the watermarks of the first and the last of the batch's rows
-// that matched it (an unpadding goes with the first, a padding with the last).
+// paddedEntry is an entry of a join's preserved side whose matches a chunk of pairs changes:
+// its matches before the chunk, and the watermarks of the first and the last of the chunk's
+// rows that matched it (an unpadding goes with the first, a padding with the last).
 type paddedEntry struct {
 	e               int32
 	before          int64
