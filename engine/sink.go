@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
@@ -112,7 +113,10 @@ func (k *sinkObj) write(cs []Change) {
 			key = k.key(c.Row)
 		}
 		next = nil
-		if c.Op == "-U" && i+1 < len(cs) && cs[i+1].Op == "+U" {
+		// A retraction right before an insertion of the same sink key needs no tombstone:
+		// the insertion's record replaces the key's value (an update, or a -D/+I pair of a
+		// view without a unique key, such as an outer join's).
+		if c.Op[0] == '-' && i+1 < len(cs) && cs[i+1].Op[0] == '+' {
 			if next = k.key(cs[i+1].Row); string(next) == string(key) {
 				continue
 			}
@@ -143,7 +147,7 @@ func (k *sinkObj) key(row []any) []byte {
 func (k *sinkObj) detach() {
 	for i, x := range k.view.sinks {
 		if x == k {
-			k.view.sinks = append(k.view.sinks[:i], k.view.sinks[i+1:]...)
+			k.view.sinks = slices.Delete(k.view.sinks, i, i+1)
 			break
 		}
 	}
