@@ -1590,16 +1590,23 @@ func TestAppendWatermarkShift(t *testing.T) {
 	}
 }
 
+// outerJoinTables makes a (id PRIMARY KEY, g) and b (g PRIMARY KEY, label): a's row 0 matches
+// b's row 'd', its row 4 matches nothing.
+func outerJoinTables(t *testing.T, db *streamsql.DB) {
+	t.Helper()
+	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY, g VARCHAR)")
+	mustExec(t, db, "CREATE TABLE b (g VARCHAR PRIMARY KEY, label VARCHAR)")
+	mustExec(t, db, "INSERT INTO a VALUES (0, 'd'), (4, 'x')")
+	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L1')")
+}
+
 // An outer join's changelog, when the only match of a preserved row is updated, is the
 // joined row's retraction and insertion: no padded row comes and goes around them (before
 // the fix, a -D of a padded row never inserted, then a +I of it, stayed in a consumer that
 // applied them in order).
 func TestOuterJoinChangelogUpdatedSide(t *testing.T) {
 	db := openT(t, "")
-	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY, g VARCHAR)")
-	mustExec(t, db, "CREATE TABLE b (g VARCHAR PRIMARY KEY, label VARCHAR)")
-	mustExec(t, db, "INSERT INTO a VALUES (0, 'd')")
-	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L1')")
+	outerJoinTables(t, db)
 	mustExec(t, db, "CREATE MATERIALIZED VIEW lj AS SELECT a.id, b.label FROM a LEFT JOIN b ON a.g = b.g")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW fj AS SELECT a.id, b.g, b.label FROM a FULL JOIN b ON a.g = b.g")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1614,8 +1621,8 @@ func TestOuterJoinChangelogUpdatedSide(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fj.Close()
-	nextChanges(t, lj, 1)
-	nextChanges(t, fj, 1)
+	nextChanges(t, lj, 2) // the snapshots: ids 0 and 4
+	nextChanges(t, fj, 2)
 
 	mustExec(t, db, "UPDATE b SET label = 'L2' WHERE g = 'd'")
 	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L3')") // an upsert

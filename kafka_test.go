@@ -430,10 +430,7 @@ func TestKafkaSourceWatermarkErrorIsBadRecord(t *testing.T) {
 func TestKafkaSinkOuterJoinUpdate(t *testing.T) {
 	addr, cl := newKafka(t, 1, "out")
 	db := openT(t, "")
-	mustExec(t, db, "CREATE TABLE a (id BIGINT PRIMARY KEY, g VARCHAR)")
-	mustExec(t, db, "CREATE TABLE b (g VARCHAR PRIMARY KEY, label VARCHAR)")
-	mustExec(t, db, "INSERT INTO a VALUES (0, 'd'), (4, 'x')")
-	mustExec(t, db, "INSERT INTO b VALUES ('d', 'L1')")
+	outerJoinTables(t, db)
 	mustExec(t, db, "CREATE MATERIALIZED VIEW j AS SELECT a.id, b.label FROM a LEFT JOIN b ON a.g = b.g")
 	mustExec(t, db, "CREATE SINK s FROM j WITH (connector = 'kafka', topic = 'out', 'properties.bootstrap.servers' = '"+addr+"', key = 'id')")
 	mustExec(t, db, "UPDATE b SET label = 'L2' WHERE g = 'd'")
