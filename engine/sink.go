@@ -100,37 +100,62 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 	return k, nil
 }
 
-// write hands changes to the topic: +I and +U are the row, -D is a tombstone, and -U is
-// skipped when the +U after it has the same key (the upsert replaces it) and is a tombstone
-// otherwise (the update moved the row to another key). With the default key, all columns,
-// a retracted row the view still holds (it had duplicates) keeps its record. Each change's
-// key is encoded once. The view's store has applied the changes.
+// write hands a batch of changes to the topic as one record per sink key, what the batch
+// leaves of it: the row of the key's latest insertion that no later change retracted, else
+// a tombstone when the batch retracted one of its rows. So the order of a retraction and an
+// insertion under one key does not matter (an outer join emits a row's new version before
+// the old one's retraction when the row moves from padded to matched, a UNION ALL when it
+// moves between branches), nor do changes that cancel out. With the default key, all
+// columns, a retracted row the view still holds (it had duplicates) keeps its record. The
+// view's store has applied the changes.
 func (k *sinkObj) write(cs []Change) {
-	var kb []byte
-	var key, next []byte
+	type keyState struct {
+		key       []byte
+		net       map[string]int64 // a row's insertions minus retractions in cs
+		last      []any            // the latest insertion whose row is still inserted
+		retracted []any            // the latest retraction whose row is still retracted
+	}
+	var order []*keyState
+	byKey := map[string]*keyState{}
+	rowKeys := make([]string, len(cs))
+	states := make([]*keyState, len(cs))
+	var rk []byte
 	for i, c := range cs {
-		if key = next; key == nil {
-			key = k.key(c.Row)
+		key := k.key(c.Row)
+		st := byKey[string(key)]
+		if st == nil {
+			st = &keyState{key: key, net: map[string]int64{}}
+			byKey[string(key)] = st
+			order = append(order, st)
 		}
-		next = nil
-		// A retraction right before an insertion of the same sink key needs no tombstone:
-		// the insertion's record replaces the key's value (an update, or a -D/+I pair of a
-		// view without a unique key, such as an outer join's).
-		if c.Op[0] == '-' && i+1 < len(cs) && cs[i+1].Op[0] == '+' {
-			if next = k.key(cs[i+1].Row); string(next) == string(key) {
-				continue
+		rk = exec.AppendValuesKey(rk[:0], c.Row)
+		states[i], rowKeys[i] = st, string(rk)
+		if c.Op[0] == '+' {
+			st.net[rowKeys[i]]++
+		} else {
+			st.net[rowKeys[i]]--
+		}
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		switch st, n := states[i], states[i].net[rowKeys[i]]; {
+		case st.last == nil && cs[i].Op[0] == '+' && n > 0:
+			st.last = cs[i].Row
+		case st.retracted == nil && cs[i].Op[0] == '-' && n < 0:
+			st.retracted = cs[i].Row
+		}
+	}
+	for _, st := range order {
+		switch {
+		case st.last != nil:
+			k.k.Write(st.key, []byte(rowJSON(k.names, k.types, st.last)))
+		case st.retracted != nil:
+			if len(k.k.Key) == len(k.names) {
+				if held, err := k.view.store.holds(exec.AppendValuesKey(nil, st.retracted)); err == nil && held {
+					continue // another copy of the row remains: its record stands
+				}
 			}
+			k.k.Write(st.key, nil)
 		}
-		var value []byte
-		if c.Op != "-U" && c.Op != "-D" {
-			value = []byte(rowJSON(k.names, k.types, c.Row))
-		} else if len(k.k.Key) == len(k.names) {
-			kb = exec.AppendValuesKey(kb[:0], c.Row)
-			if held, err := k.view.store.holds(kb); err == nil && held {
-				continue // another copy of the row remains: its record stands
-			}
-		}
-		k.k.Write(key, value)
 	}
 }
 

@@ -22,6 +22,8 @@ type Sink struct {
 
 	mu  sync.Mutex
 	err error
+	// stuck is when the Flushes that have failed since the last one that succeeded began.
+	stuck time.Time
 }
 
 const sinkOptions = "connector, topic, properties.bootstrap.servers, format, key"
@@ -94,14 +96,37 @@ func (s *Sink) Write(key, value []byte) {
 }
 
 // Flush waits until every record written is acknowledged and returns the first delivery
-// error since the sink opened (a failed sink stays failed: records may be missing).
+// error since the sink opened (a failed sink stays failed: records may be missing). It waits
+// at most deliveryTimeout, and the sink fails once its Flushes have failed for that long:
+// brokers that went away (whose records the client may hold without timing them out) end in
+// an error, not in FLUSH and checkpoints waiting forever.
 func (s *Sink) Flush(ctx context.Context) error {
-	if err := s.cl.Flush(ctx); err != nil {
-		return fmt.Errorf("kafka sink to topic '%s': %w", s.topic, err)
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
+	start := time.Now()
+	fctx, cancel := context.WithTimeout(ctx, deliveryTimeout)
+	defer cancel()
+	err = s.cl.Flush(fctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.err
+	if err == nil {
+		s.stuck = time.Time{}
+		return s.err
+	}
+	if s.stuck.IsZero() {
+		s.stuck = start
+	}
+	if s.err == nil && time.Since(s.stuck) >= deliveryTimeout {
+		s.err = fmt.Errorf("kafka sink to topic '%s': records not acknowledged for %s; the sink has failed (reopen the database to retry)", s.topic, deliveryTimeout)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	return fmt.Errorf("kafka sink to topic '%s': %w", s.topic, err)
 }
 
 // Close flushes what it can within a short time and releases the client.
