@@ -520,6 +520,7 @@ func (e *Engine) recover() error {
 	if err := e.replayMerged(cs); err != nil {
 		return err
 	}
+	e.writeSinks()
 	for _, c := range cs {
 		c.t.wm.Set(gens[c.t].W)
 		// Idleness may have moved a partitioned table's watermark past its rows.

@@ -194,6 +194,7 @@ func (e *Engine) deliver(queue []queued) error {
 			}
 		}
 		e.flushLate()
+		e.writeSinks()
 		e.checkMemory()
 	}
 	return firstErr

@@ -28,6 +28,10 @@ type sinkObj struct {
 	// keyNames and keyTypes are those of the key columns (k.Key).
 	keyNames []string
 	keyTypes []types.T
+	// pending are the view's changes of the delivery under way (publish), written together
+	// when it ends (writeSinks): a row's new version and its old one's retraction can come
+	// in separate batches, from different operators, in either order.
+	pending []Change
 }
 
 // createSink runs CREATE SINK name FROM view WITH (connector = 'kafka', ...).
@@ -181,6 +185,7 @@ func (k *sinkObj) detach() {
 
 // flushSinks waits until every sink's records are acknowledged (FLUSH, checkpoints).
 func (e *Engine) flushSinks(ctx context.Context) error {
+	e.writeSinks()
 	for _, v := range e.views {
 		for _, k := range v.sinks {
 			if err := k.k.Flush(ctx); err != nil {
@@ -189,6 +194,20 @@ func (e *Engine) flushSinks(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// writeSinks writes each sink's pending changes, as one batch. It runs where a delivery
+// ends (deliver, a restart's replay) and before sinks are flushed; like publish, under the
+// flow lock or with no delivery under way.
+func (e *Engine) writeSinks() {
+	for _, v := range e.views {
+		for _, k := range v.sinks {
+			if len(k.pending) > 0 {
+				k.write(k.pending)
+				k.pending = nil
+			}
+		}
+	}
 }
 
 // dropSink runs DROP SINK.

@@ -178,7 +178,7 @@ func (v *viewObj) publish(b *exec.Batch, ts []types.T) {
 		}
 	}
 	for _, k := range v.sinks {
-		k.write(out)
+		k.pending = append(k.pending, out...)
 	}
 	for _, s := range append([]*Subscription{}, v.subs...) {
 		if !s.send(out) {
