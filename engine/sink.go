@@ -104,63 +104,67 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 	return k, nil
 }
 
-// write hands a batch of changes to the topic as one record per sink key, what the batch
-// leaves of it: the row of the key's latest insertion that no later change retracted, else
-// a tombstone when the batch retracted one of its rows. So the order of a retraction and an
+// write hands a delivery's changes to the topic as one record per sink key, what they leave
+// of it: the row of the key's latest insertion that no later change retracted, else a
+// tombstone when they retracted one of its rows. So the order of a retraction and an
 // insertion under one key does not matter (an outer join emits a row's new version before
 // the old one's retraction when the row moves from padded to matched, a UNION ALL when it
 // moves between branches), nor do changes that cancel out. With the default key, all
 // columns, a retracted row the view still holds (it had duplicates) keeps its record. The
 // view's store has applied the changes.
 func (k *sinkObj) write(cs []Change) {
+	// A row's encoding holds its key columns, so one count per row serves every key.
 	type keyState struct {
-		key       []byte
-		net       map[string]int64 // a row's insertions minus retractions in cs
-		last      []any            // the latest insertion whose row is still inserted
-		retracted []any            // the latest retraction whose row is still retracted
+		key             []byte
+		last, retracted int // the latest change that inserted or retracted a row for good; -1: none
 	}
 	var order []*keyState
 	byKey := map[string]*keyState{}
-	rowKeys := make([]string, len(cs))
 	states := make([]*keyState, len(cs))
+	rows := make([]string, len(cs))
+	net := map[string]int64{} // a row's insertions minus retractions in cs
 	var rk []byte
 	for i, c := range cs {
 		key := k.key(c.Row)
 		st := byKey[string(key)]
 		if st == nil {
-			st = &keyState{key: key, net: map[string]int64{}}
+			st = &keyState{key: key, last: -1, retracted: -1}
 			byKey[string(key)] = st
 			order = append(order, st)
 		}
 		rk = exec.AppendValuesKey(rk[:0], c.Row)
-		states[i], rowKeys[i] = st, string(rk)
-		if c.Op[0] == '+' {
-			st.net[rowKeys[i]]++
-		} else {
-			st.net[rowKeys[i]]--
-		}
+		states[i], rows[i] = st, string(rk)
+		net[rows[i]] += opWeight(c.Op)
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
-		switch st, n := states[i], states[i].net[rowKeys[i]]; {
-		case st.last == nil && cs[i].Op[0] == '+' && n > 0:
-			st.last = cs[i].Row
-		case st.retracted == nil && cs[i].Op[0] == '-' && n < 0:
-			st.retracted = cs[i].Row
+		switch st, n := states[i], net[rows[i]]; {
+		case st.last < 0 && n > 0 && opWeight(cs[i].Op) > 0:
+			st.last = i
+		case st.retracted < 0 && n < 0 && opWeight(cs[i].Op) < 0:
+			st.retracted = i
 		}
 	}
 	for _, st := range order {
 		switch {
-		case st.last != nil:
-			k.k.Write(st.key, []byte(rowJSON(k.names, k.types, st.last)))
-		case st.retracted != nil:
+		case st.last >= 0:
+			k.k.Write(st.key, []byte(rowJSON(k.names, k.types, cs[st.last].Row)))
+		case st.retracted >= 0:
 			if len(k.k.Key) == len(k.names) {
-				if held, err := k.view.store.holds(exec.AppendValuesKey(nil, st.retracted)); err == nil && held {
+				if held, err := k.view.store.holds([]byte(rows[st.retracted])); err == nil && held {
 					continue // another copy of the row remains: its record stands
 				}
 			}
 			k.k.Write(st.key, nil)
 		}
 	}
+}
+
+// opWeight is +1 for a changelog insertion (+I, +U) and -1 for a retraction (-U, -D).
+func opWeight(op string) int64 {
+	if op[0] == '+' {
+		return 1
+	}
+	return -1
 }
 
 // key encodes a row's key columns as a JSON object.
