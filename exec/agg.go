@@ -437,9 +437,28 @@ func (h *HashAgg) push(m Msg) error {
 		return h.Out.Emit(m)
 	}
 	if h.TTL > 0 {
-		return cutAtExpiry(m.Batch, h.stampRecent, func(w int64) bool { return h.due.due(w, h.TTL) }, h.expire, h.apply)
+		return cutAtExpiry(m.Batch, h.stampRecent, func(w int64) bool { return h.due.due(w, h.TTL) }, h.expire, h.applyHeld)
 	}
 	return h.apply(m.Batch, NoWatermark)
+}
+
+// applyHeld is apply for an aggregate with a TTL: a retraction of a row that its group no
+// longer holds is dropped (skipForgotten), and a group made only for such rows is released.
+func (h *HashAgg) applyHeld(b *Batch, after int64) error {
+	var gids []int32
+	dropped, err := skipForgotten(b, after, func(i int) (int32, int64) {
+		if gids == nil {
+			h.assign(b)
+			gids = slices.Clone(h.gids)
+		}
+		return gids[i], h.counts[gids[i]]
+	}, h.apply)
+	for _, i := range dropped {
+		if g := gids[i]; h.inUse[g] && h.counts[g] == 0 {
+			h.release([]int32{g})
+		}
+	}
+	return err
 }
 
 // apply adds a batch's rows to their groups and emits the changes; after is the watermark

@@ -158,7 +158,7 @@ func (j *HashJoin) Push(port int, m Msg) error {
 	if j.TTL > 0 && !j.Batch {
 		return cutAtExpiry(b, j.stampRecent, func(w int64) bool { return j.due.due(w, j.TTL) },
 			func(w int64) error { j.forget(w); return nil },
-			func(b *Batch, after int64) error { return j.process(port, b, after) })
+			func(b *Batch, after int64) error { return j.processHeld(port, b, after) })
 	}
 	return j.process(port, b, NoWatermark)
 }
@@ -267,6 +267,21 @@ func (j *HashJoin) expire(w int64) error {
 		}
 	}
 	return nil
+}
+
+// processHeld is process for a join with a TTL: a retraction of a row that side no longer
+// keeps is dropped (skipForgotten).
+func (j *HashJoin) processHeld(side int, b *Batch, after int64) error {
+	me := j.sides[side]
+	var vb []byte
+	_, err := skipForgotten(b, after, func(i int) (string, int64) {
+		vb = AllKey(vb[:0], b, i)
+		if e, ok := me.index[string(vb)]; ok {
+			return string(vb), me.w[e]
+		}
+		return string(vb), 0
+	}, func(b *Batch, after int64) error { return j.process(side, b, after) })
+	return err
 }
 
 // process applies a batch of side; after is the watermark after its last row (TTL clocks).

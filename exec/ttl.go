@@ -2,6 +2,7 @@ package exec
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -147,4 +148,47 @@ func (b *Batch) Slice(lo, hi int) *Batch {
 		out.WM = b.WM[lo:hi]
 	}
 	return out
+}
+
+// skipForgotten runs apply over b without the retractions of rows the operator no longer
+// holds: rows forgotten by the TTL. Applied, such a retraction would take from the key's
+// fresh state what it never added (an aggregate's count going below its rows, a join
+// retracting pairs it never emitted); Flink drops it, and so do we. holds gives row i's
+// state (a group, a kept row) and how many rows it holds before b; a retraction is dropped
+// when its state holds fewer rows than it retracts at that point, b's earlier kept rows
+// counted. apply gets the pieces of b between dropped rows, each with the watermark after
+// its last row, as cutAtExpiry does. skipForgotten returns the dropped rows.
+func skipForgotten[K comparable](b *Batch, after int64, holds func(i int) (K, int64), apply func(b *Batch, after int64) error) ([]int, error) {
+	if b.W == nil || !slices.ContainsFunc(b.W, func(w int64) bool { return w < 0 }) {
+		return nil, apply(b, after)
+	}
+	var dropped []int
+	held := map[K]int64{}
+	for i, w := range b.W {
+		k, n := holds(i)
+		if run, ok := held[k]; ok {
+			n = run
+		}
+		if n+w < 0 {
+			dropped = append(dropped, i)
+			continue
+		}
+		held[k] = n + w
+	}
+	if len(dropped) == 0 {
+		return nil, apply(b, after)
+	}
+	start := 0
+	for _, i := range dropped {
+		if i > start {
+			if err := apply(b.Slice(start, i), watermarkAfter(b, i-1, after)); err != nil {
+				return dropped, err
+			}
+		}
+		start = i + 1
+	}
+	if start < b.N {
+		return dropped, apply(b.Slice(start, b.N), after)
+	}
+	return dropped, nil
 }
