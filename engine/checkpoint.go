@@ -32,10 +32,11 @@ const ckptKey = "ckpt"
 // ckptFormat is the layout of the checkpoint records, written first in the header as its
 // negation (an older header began with its id, a positive number). A checkpoint of another
 // layout — from an older version of streamsql — is not used: Open rebuilds the views from
-// their tables, as when no checkpoint covers them. 9: a view's plan can differ from 8's for
-// the same text (a repeated GROUP BY key is one key; literals differing in case, and
-// placeholders, are distinct expressions), so its state is rebuilt.
-const ckptFormat = 9
+// their tables, as when no checkpoint covers them. 10: a window's assignment and a SESSION
+// window keep the last watermark they received (the lateness reference for rows carrying
+// none): a view's operator states, and the numbers its keyed state is stored under, differ
+// from 9's.
+const ckptFormat = 10
 
 type checkpointInfo struct {
 	id     int64

@@ -125,7 +125,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		if bd.opt.Late != nil {
 			a.Late = bd.opt.Late(x.TVF.Table)
 		}
-		return bd.build(x.Input, exec.Output{Op: a})
+		return bd.build(x.Input, bd.stateful(a, 0))
 	case *Join:
 		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
 			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Ctx: bd.opt.Ctx, Out: out}

@@ -41,7 +41,8 @@ type Session struct {
 	kb    []byte
 	// Each partition's open sessions as of the last checkpoint, one entry each.
 	exec.ChangedKeys
-	// w is the last watermark received, the lateness reference for rows carrying none.
+	// w is the last watermark received, the lateness reference for rows carrying none; it
+	// is state, as window.Assign's.
 	w    int64
 	seen bool
 }
@@ -345,47 +346,52 @@ var _ exec.Keyed = (*Session)(nil)
 
 // SaveState implements exec.Stateful: the partitions changed since the last checkpoint go to
 // the store, each its open sessions with their rows and the output rows they last emitted;
-// those with none left leave it.
-func (s *Session) SaveState(*exec.StateWriter) {
+// those with none left leave it. The record holds the last watermark received.
+func (s *Session) SaveState(w *exec.StateWriter) {
+	w.Bool(s.seen)
+	w.Int(s.w)
 	s.WriteChanged(func(k string) []byte {
 		list := s.parts[k]
 		if len(list) == 0 {
 			return nil
 		}
-		w := &exec.StateWriter{}
-		w.Int(int64(len(list)))
+		pw := &exec.StateWriter{}
+		pw.Int(int64(len(list)))
 		for _, x := range list {
-			w.Int(x.start)
-			w.Int(x.end)
-			w.Int(int64(len(x.rows)))
+			pw.Int(x.start)
+			pw.Int(x.end)
+			pw.Int(int64(len(x.rows)))
 			for j, r := range x.rows {
-				w.Row(r)
-				w.Int(x.w[j])
+				pw.Row(r)
+				pw.Int(x.w[j])
 			}
-			w.Batch(x.emitted)
+			pw.Batch(x.emitted)
 		}
-		return w.Buf
+		return pw.Buf
 	})
 }
 
 // LoadState implements exec.Stateful: every stored partition's sessions are made resident.
-func (s *Session) LoadState(*exec.StateReader) error {
+func (s *Session) LoadState(r *exec.StateReader) error {
 	s.parts = map[string][]*session{}
 	s.dirty = map[*session]bool{}
+	if s.seen, s.w = r.Bool(), r.Int(); r.Err() != nil {
+		return r.Err()
+	}
 	return s.EachStored(func(kb, val []byte) error {
 		k := string(kb)
-		r := &exec.StateReader{Buf: val}
-		m := r.Len()
-		for j := 0; j < m && r.Err() == nil; j++ {
-			x := &session{key: k, start: r.Int(), end: r.Int()}
-			rows := r.Len()
-			for q := 0; q < rows && r.Err() == nil; q++ {
-				x.rows = append(x.rows, r.Row())
-				x.w = append(x.w, r.Int())
+		pr := &exec.StateReader{Buf: val}
+		m := pr.Len()
+		for j := 0; j < m && pr.Err() == nil; j++ {
+			x := &session{key: k, start: pr.Int(), end: pr.Int()}
+			rows := pr.Len()
+			for q := 0; q < rows && pr.Err() == nil; q++ {
+				x.rows = append(x.rows, pr.Row())
+				x.w = append(x.w, pr.Int())
 			}
-			x.emitted = r.Batch(s.OutTypes)
+			x.emitted = pr.Batch(s.OutTypes)
 			s.parts[k] = append(s.parts[k], x)
 		}
-		return r.Err()
+		return pr.Err()
 	})
 }

@@ -87,13 +87,31 @@ type Assign struct {
 	slab     []int64
 	buf      [][2]int64
 	// w is the last watermark received: the lateness reference for rows that carry none
-	// (the output of a join or an aggregate).
+	// (the output of a temporal join or a ranking). It is state (SaveState): restored
+	// without it, such a row replayed before the first watermark after the checkpoint (a
+	// temporal join's retraction of an emitted probe, due at that watermark) would be judged
+	// against none, not late, and lost in a window already freed.
 	w int64
 	// seen is set once a watermark has arrived (w is meaningful).
 	seen bool
 }
 
-var _ exec.Operator = (*Assign)(nil)
+var (
+	_ exec.Operator = (*Assign)(nil)
+	_ exec.Stateful = (*Assign)(nil)
+)
+
+// SaveState implements exec.Stateful: the last watermark received.
+func (a *Assign) SaveState(w *exec.StateWriter) {
+	w.Bool(a.seen)
+	w.Int(a.w)
+}
+
+// LoadState implements exec.Stateful.
+func (a *Assign) LoadState(r *exec.StateReader) error {
+	a.seen, a.w = r.Bool(), r.Int()
+	return r.Err()
+}
 
 // Push implements exec.Operator.
 func (a *Assign) Push(_ int, m exec.Msg) error {
