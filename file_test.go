@@ -258,7 +258,7 @@ func TestFileSourceMissingOnReopen(t *testing.T) {
 		t.Fatalf("system.sources status: %v", status)
 	}
 	wantRows(t, db, "SELECT position FROM system.sources", "[10]")
-	if _, err := db.Exec("FLUSH"); err == nil || !strings.Contains(err.Error(), "file table r stopped reading") {
+	if _, err := db.Exec("FLUSH"); err == nil || !strings.Contains(err.Error(), "table r stopped reading its source") {
 		t.Fatalf("FLUSH with the file gone: %v", err)
 	}
 	mustExec(t, db, "DROP TABLE r")

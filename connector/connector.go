@@ -66,6 +66,8 @@ type Source interface {
 	SeekTo(offset int64) error
 	// Offset is the number of the next row Next will return.
 	Offset() int64
+	// Total is the number of rows of a bounded source, -1 for an unbounded one.
+	Total() int64
 }
 
 // Chunk is what a source hands over at once: rows, the partition of each (nil: one
@@ -163,6 +165,8 @@ type source struct {
 var _ Source = (*source)(nil)
 
 func (s *source) Offset() int64 { return s.off }
+
+func (s *source) Total() int64 { return s.gen.total() }
 
 func (s *source) SeekTo(offset int64) error {
 	if offset < 0 {
@@ -297,6 +301,18 @@ func (o *Options) timestamp(key string, def int64) (int64, error) {
 		return 0, o.errorf(key, "a timestamp 'YYYY-MM-DD HH:MM:SS[.fff]'")
 	}
 	return ms, nil
+}
+
+// alias returns the name the options give an option that has two: key, or alt when only
+// alt is given; both given is an error.
+func (o *Options) alias(key, alt string) (string, error) {
+	if _, ok := o.m[alt]; !ok {
+		return key, nil
+	}
+	if _, both := o.m[key]; both {
+		return "", fmt.Errorf("%s: options '%s' and '%s' are aliases: expected only one", o.conn, key, alt)
+	}
+	return alt, nil
 }
 
 // rate reads a rows-per-second option: 0 means unlimited.

@@ -22,7 +22,7 @@ import (
 //	           mode 'now': the Clock's time when the row is generated (not deterministic)
 //
 // Row r's value in column c is a function of (seed, r, c's name) alone.
-const datagenOptions = "'connector', 'rows.per.second', 'number-of-rows', 'seed' and " +
+const datagenOptions = "'connector', 'rows.per.second' (alias 'rows-per-second'), 'number-of-rows', 'seed' and " +
 	"'fields.<column>.<attribute>' with attributes 'kind' ('sequence', 'random' or 'timestamp'), " +
 	"'start', 'end' (sequence), 'min', 'max', 'length' (random), " +
 	"'mode' ('event' or 'now'), 'start', 'step.ms', 'max.out.of.order.ms' (timestamp)"
@@ -65,7 +65,11 @@ type attrs map[string]string
 
 func openDatagen(o *Options, cols []catalog.Column) (generator, int64, error) {
 	g := &datagen{rows: -1, types: make([]types.T, len(cols))}
-	rate, err := o.rate("rows.per.second")
+	rateKey, err := o.alias("rows.per.second", "rows-per-second") // ours, Flink's
+	if err != nil {
+		return nil, 0, err
+	}
+	rate, err := o.rate(rateKey)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -153,12 +153,9 @@ func openNexmark(o *Options, cols []catalog.Column) (generator, int64, error) {
 	}
 	const msExpected = "a non-negative integer number of milliseconds"
 	const maxMs = 1 << 40
-	oooKey := "nexmark.out.of.order.ms"
-	if _, ok := o.m["nexmark.max.out.of.order"]; ok {
-		if _, both := o.m[oooKey]; both {
-			return nil, 0, fmt.Errorf("nexmark: options 'nexmark.out.of.order.ms' and 'nexmark.max.out.of.order' are aliases: expected only one")
-		}
-		oooKey = "nexmark.max.out.of.order"
+	oooKey, err := o.alias("nexmark.out.of.order.ms", "nexmark.max.out.of.order")
+	if err != nil {
+		return nil, 0, err
 	}
 	if g.ooo, err = o.int(oooKey, 1000, 0, maxMs, msExpected); err != nil {
 		return nil, 0, err

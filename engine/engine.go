@@ -342,7 +342,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		return nil, err
 	}
 	if s.Kind == sql.KindFlush {
-		if err := e.awaitFiles(ctx, s); err != nil {
+		if err := e.awaitSources(ctx, s); err != nil {
 			return nil, err
 		}
 	}

@@ -35,8 +35,9 @@ type feeder struct {
 	retry  error
 	offset int64
 	lag    int64
-	// size, for a file table, is its file's size now: FLUSH waits for offset to reach it.
-	size func() int64
+	// end is how far FLUSH waits for offset to reach (nil: it does not wait): a file
+	// table's file size now, a bounded generator's row count.
+	end func() int64
 }
 
 func offsetKey(t *tableObj) string { return "offset/" + strconv.FormatUint(t.entry.ID, 10) }
@@ -108,7 +109,7 @@ func (e *Engine) failedFeeder(t *tableObj, err error) *feeder {
 		f.offset = int64(binary.BigEndian.Uint64(pos))
 	}
 	if conn == "file" {
-		f.size = func() int64 { return f.offset }
+		f.end = func() int64 { return f.offset }
 	}
 	return f
 }
@@ -120,10 +121,13 @@ func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	if src.log != nil {
 		f.offset = src.log.Offset()
 		if fs, ok := src.log.(*file.Source); ok {
-			f.size = fs.Size
+			f.end = fs.Size
 		}
 	} else {
 		f.offset = src.gen.Offset()
+		if n := src.gen.Total(); n >= 0 {
+			f.end = func() int64 { return n }
+		}
 	}
 	t.feeder = f
 	go func() {
@@ -360,13 +364,16 @@ func (f *feeder) status() string {
 	return "running"
 }
 
-// flushFileWait bounds how long FLUSH waits for file tables to read their files.
-const flushFileWait = 30 * time.Second
+// flushSourceWait bounds how long FLUSH waits for file tables to read their files and
+// bounded generators to end.
+const flushSourceWait = 30 * time.Second
 
-// awaitFiles waits until every file table has read its file as far as the file stood when
-// it was called (or its source stopped), so FLUSH makes what a file holds reach the views, as
-// it does rows that INSERT wrote. The engine's lock is not held: the feeders need it.
-func (e *Engine) awaitFiles(ctx context.Context, s *sql.Stmt) error {
+// awaitSources waits until every file table has read its file as far as the file stood when
+// it was called, and every bounded generator ('number-of-rows', 'events.max') has ended (or
+// the source stopped), so FLUSH makes what a file or a bounded generator holds reach the
+// views, as it does rows that INSERT wrote. The engine's lock is not held: the feeders need
+// it.
+func (e *Engine) awaitSources(ctx context.Context, s *sql.Stmt) error {
 	type wait struct {
 		t      *tableObj
 		f      *feeder
@@ -375,12 +382,12 @@ func (e *Engine) awaitFiles(ctx context.Context, s *sql.Stmt) error {
 	var waits []wait
 	e.mu.Lock()
 	for _, t := range e.tables {
-		if f := t.feeder; f != nil && f.size != nil {
-			waits = append(waits, wait{t, f, f.size()})
+		if f := t.feeder; f != nil && f.end != nil {
+			waits = append(waits, wait{t, f, f.end()})
 		}
 	}
 	e.mu.Unlock()
-	deadline := time.Now().Add(flushFileWait)
+	deadline := time.Now().Add(flushSourceWait)
 	for _, w := range waits {
 		for {
 			e.mu.Lock()
@@ -388,13 +395,13 @@ func (e *Engine) awaitFiles(ctx context.Context, s *sql.Stmt) error {
 			failed := w.f.err
 			e.mu.Unlock()
 			if failed != nil {
-				return s.ErrorAtPos(s.Pos, "FLUSH: file table %s stopped reading: %v", w.t.name, failed)
+				return s.ErrorAtPos(s.Pos, "FLUSH: table %s stopped reading its source: %v", w.t.name, failed)
 			}
 			if done {
 				break
 			}
 			if time.Now().After(deadline) {
-				return s.ErrorAtPos(s.Pos, "FLUSH: file table %s has not read its file after %s (system.sources says why)", w.t.name, flushFileWait)
+				return s.ErrorAtPos(s.Pos, "FLUSH: table %s has not read its source to its end after %s (system.sources says why)", w.t.name, flushSourceWait)
 			}
 			select {
 			case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -154,8 +155,14 @@ func rowJSON(names []string, ts []types.T, row []any) string {
 		}
 		m[n] = v
 	}
-	b, _ := json.Marshal(m) // cannot fail: the values are strings, numbers, booleans and nil
-	return string(b)
+	// Characters as they are (as PostgreSQL and DuckDB write JSON), not HTML-escaped: "<"
+	// stays "<", not "\u003c". Encode cannot fail: the values are strings, numbers,
+	// booleans and nil.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(m)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // nonFiniteJSON is a NaN or an infinity as PostgreSQL's JSON writes it.
