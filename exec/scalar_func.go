@@ -24,6 +24,9 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 	if unit, ok := strings.CutPrefix(name, "timestampdiff_"); ok {
 		return newTimestampDiff(unit, args)
 	}
+	if unit, ok := strings.CutPrefix(name, "timestampadd_"); ok {
+		return newTimestampAdd(unit, args)
+	}
 	switch name {
 	case "coalesce":
 		return newCoalesce(args)

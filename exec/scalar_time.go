@@ -2,9 +2,12 @@ package exec
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -265,6 +268,106 @@ func newTimestampDiff(unit string, args []Expr) (Expr, error) {
 		valid, nulls := andValidity(n, as[0], as[1])
 		return makeInt64(dst, valid, nulls), nil
 	}}, nil
+}
+
+// newTimestampAdd is TIMESTAMPADD(unit, n, t) (Flink, MySQL): t plus n units, a TIMESTAMP
+// (a DATE plus days or longer units stays a DATE). Months, quarters and years move on the
+// calendar, a day past the new month's end taking its last day (January 31 plus one month
+// is February's last day).
+func newTimestampAdd(unit string, args []Expr) (Expr, error) {
+	name := "timestampadd"
+	step, ok := timestampDiffUnits[unit]
+	if !ok {
+		return nil, fmt.Errorf("TIMESTAMPADD(%s, ...) is not supported; units: MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", strings.ToUpper(unit))
+	}
+	if err := argCount(name, args, 2, 2); err != nil {
+		return nil, err
+	}
+	if k := args[0].Type().Kind; !args[0].Type().IsInteger() && k != types.Null {
+		return nil, fmt.Errorf("function %s expects an integer count of units, got %s", name, args[0].Type())
+	}
+	n := newCast(args[0], types.TBigInt, false, true)
+	t, err := temporalArg(name, args[1])
+	if err != nil {
+		return nil, err
+	}
+	out := types.TTimestamp
+	if t.Type().Kind == types.Date && (step == 0 || step%types.MsPerDay == 0) {
+		out = types.TDate
+	} else if t.Type().Kind == types.Date {
+		t = newCast(t, types.TTimestamp, false, true)
+	}
+	months := map[string]int64{"month": 1, "quarter": 3, "year": 12}[unit]
+	text := fmt.Sprintf("TIMESTAMPADD(%s, %s, %s)", strings.ToUpper(unit), args[0], args[1])
+	return &kernelExpr{t: out, args: []Expr{n, t}, text: text, k: func(as []arrow.Array, rows int) (arrow.Array, error) {
+		ns, ts := Int64s(as[0]), Int64s(as[1])
+		dst := make([]int64, rows)
+		valid, nulls := andValidity(rows, as[0], as[1])
+		for i := range dst {
+			if valid != nil && !bitutil.BitIsSet(valid, i) {
+				continue
+			}
+			v, ok := addUnits(ts[i], ns[i], step, months, out.Kind == types.Date)
+			if !ok {
+				return nil, errTimeOverflow
+			}
+			dst[i] = v
+		}
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// addUnits adds n units to t (a TIMESTAMP in ms, or a DATE in days when date): step ms
+// each (negative: a microsecond, -step of them to a ms), or months calendar months each.
+// ok is false when the result overflows.
+func addUnits(t, n, step, months int64, date bool) (int64, bool) {
+	if date {
+		t *= types.MsPerDay // a DATE is far inside the range of ms
+	}
+	var v int64
+	switch {
+	case months > 0:
+		const maxYears = 200_000_000 // ms since 1970 reach about 292 million years
+		if n > 12*maxYears || n < -12*maxYears {
+			return 0, false
+		}
+		days := types.FloorDiv(t, types.MsPerDay)
+		y, m, d := civilFromDays(days)
+		total := y*12 + m - 1 + n*months
+		ny := types.FloorDiv(total, 12)
+		nm := total - ny*12 + 1
+		if ny > maxYears || ny < -maxYears {
+			return 0, false
+		}
+		v = daysFromCivil(ny, nm, min(d, daysInMonth(ny, nm)))*types.MsPerDay + (t - days*types.MsPerDay)
+	case step < 0:
+		v = t + n/-step // microseconds: whole milliseconds, truncated toward zero
+	default:
+		hi, lo := bits.Mul64(uint64(max(n, -n)), uint64(step))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		d := int64(lo)
+		if n < 0 {
+			d = -d
+		}
+		if (d > 0 && t > math.MaxInt64-d) || (d < 0 && t < math.MinInt64-d) {
+			return 0, false
+		}
+		v = t + d
+	}
+	if date {
+		v = types.FloorDiv(v, types.MsPerDay)
+	}
+	return v, true
+}
+
+// daysInMonth is the number of days of month m (1-12) of year y.
+func daysInMonth(y, m int64) int64 {
+	if m == 12 {
+		return 31
+	}
+	return daysFromCivil(y, m+1, 1) - daysFromCivil(y, m, 1)
 }
 
 // monthsBetween is the whole calendar months from timestamp a to b (negative when b is

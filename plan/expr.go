@@ -688,16 +688,20 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 			return nil, b.errAt(n, "%s", err)
 		}
 		return &exec.Const{V: ts, T: types.TTimestamp}, nil
-	case "timestampdiff":
+	case "timestampdiff", "timestampadd":
+		usage := map[string]string{"timestampdiff": "TIMESTAMPDIFF(unit, from, to)", "timestampadd": "TIMESTAMPADD(unit, n, t)"}[name]
+		if len(n.Args) != 3 {
+			return nil, b.errAt(n, "%s expects %s", strings.ToUpper(name), usage)
+		}
 		unit, ok := n.Args[0].(*ast.TimeUnitExpr)
-		if !ok || len(n.Args) != 3 {
-			return nil, b.errAt(n, "TIMESTAMPDIFF expects TIMESTAMPDIFF(unit, from, to)")
+		if !ok {
+			return nil, b.errAt(n, "%s expects %s", strings.ToUpper(name), usage)
 		}
 		args, err := b.bindArgs(n.Args[1:], s)
 		if err != nil {
 			return nil, err
 		}
-		r, err := exec.NewFunc("timestampdiff_"+strings.ToLower(unit.Unit.String()), args)
+		r, err := exec.NewFunc(name+"_"+strings.ToLower(unit.Unit.String()), args)
 		return r, b.wrap(n, err)
 	case "extract":
 		unit, ok := n.Args[0].(*ast.TimeUnitExpr)

@@ -800,6 +800,18 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 	if v.kind != tkString && v.kind != tkNumber {
 		return 0, 0, r.errAt(i, "INTERVAL needs a literal value, as in INTERVAL '10' SECOND")
 	}
+	if v.kind == tkString {
+		// PostgreSQL's form, the units in the string: INTERVAL '10 seconds', '1 day 2 hours'.
+		if ms, whole, ok := intervalText(v.val); ok {
+			if !whole {
+				return 0, 0, r.errAt(i, "interval %s is not a whole number of milliseconds", v.raw)
+			}
+			if sign == "-" {
+				ms = -ms
+			}
+			return ms, k + 1, nil
+		}
+	}
 	u := r.at(k + 1)
 	if u.kind != tkIdent {
 		return 0, 0, r.errAt(i, "expected an interval unit after INTERVAL %s; expected one of %s", v.raw, unitList)
@@ -832,6 +844,34 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 		ms = -ms
 	}
 	return ms, k + 2, nil
+}
+
+// intervalText reads an interval written as PostgreSQL does, the units in the text: one or
+// more pairs of a number and a unit ('10 seconds', '1 day 2 hours', '-1.5 minutes'), in
+// milliseconds (whole false: it is not a whole number of them, or too large). ok is false
+// for any other text (a bare number, as in INTERVAL '10' SECOND).
+func intervalText(text string) (ms int64, whole, ok bool) {
+	f := strings.Fields(text)
+	if len(f) == 0 || len(f)%2 != 0 {
+		return 0, false, false
+	}
+	total := new(big.Rat)
+	for j := 0; j < len(f); j += 2 {
+		num, unit := f[j], strings.ToUpper(f[j+1])
+		ums, ok := intervalUnits[unit]
+		if !ok && strings.HasSuffix(unit, "S") {
+			ums, ok = intervalUnits[unit[:len(unit)-1]]
+		}
+		q, isNum := new(big.Rat).SetString(num)
+		if !ok || !isNum || strings.ContainsAny(num, "/eExX") {
+			return 0, false, false
+		}
+		total.Add(total, q.Mul(q, new(big.Rat).SetInt64(ums)))
+	}
+	if !total.IsInt() || !total.Num().IsInt64() {
+		return 0, false, true
+	}
+	return total.Num().Int64(), true, true
 }
 
 // rewriteCast emits CAST(e AS T) / TRY_CAST(e AS T) at i as
