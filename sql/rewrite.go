@@ -945,6 +945,15 @@ var windowUsage = [...]string{
 	Cumulate: "CUMULATE(TABLE t, DESCRIPTOR(col), step, size)",
 }
 
+// windowArgNames are the names of a window function's arguments, in order, for Flink's
+// named form (TUMBLE(DATA => TABLE t, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL ...)).
+var windowArgNames = [...][]string{
+	Tumble:   {"DATA", "TIMECOL", "SIZE"},
+	Hop:      {"DATA", "TIMECOL", "SLIDE", "SIZE"},
+	Session:  {"DATA", "TIMECOL", "GAP"},
+	Cumulate: {"DATA", "TIMECOL", "STEP", "SIZE"},
+}
+
 // rewriteTVF emits TABLE(<window fn>(...)) at i as the table name __sx_tvf_<n>
 // and records the window in r.windows.
 func (r *rewriter) rewriteTVF(i int) (int, *Error) {
@@ -977,7 +986,26 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		k++
 		return r.toks[k-1].val, nil
 	}
+	// named skips argument pos's name (NAME =>), if it is given: the arguments keep their
+	// order, named or not.
+	named := func(pos int) *Error {
+		if !r.at(k + 1).op("=>") {
+			return nil
+		}
+		names := windowArgNames[kind]
+		if pos >= len(names) || !r.at(k).is(names[pos]) {
+			if pos >= len(names) {
+				return r.errAt(k, "%s takes %d arguments: %s", strings.ToUpper(fn.raw), len(names), strings.Join(names, ", "))
+			}
+			return r.errAt(k, "expected argument %s of %s here, got %s (named arguments go in the order %s)", names[pos], strings.ToUpper(fn.raw), r.at(k).raw, strings.Join(names, ", "))
+		}
+		k += 2
+		return nil
+	}
 	var err *Error
+	if err := named(0); err != nil {
+		return 0, err
+	}
 	if !r.at(k).is("TABLE") {
 		return 0, r.errAt(k, "%s", usage)
 	}
@@ -1015,10 +1043,17 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 			k++
 		}
 	}
-	if !r.at(k).op(",") || !r.at(k+1).is("DESCRIPTOR") || !r.at(k+2).op("(") {
+	if !r.at(k).op(",") {
 		return 0, r.errAt(k, "%s", usage)
 	}
-	k += 3
+	k++
+	if err := named(1); err != nil {
+		return 0, err
+	}
+	if !r.at(k).is("DESCRIPTOR") || !r.at(k+1).op("(") {
+		return 0, r.errAt(k, "%s", usage)
+	}
+	k += 2
 	if w.TimeCol, err = name(); err != nil {
 		return 0, err
 	}
@@ -1037,6 +1072,9 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		k++
 		if len(w.Args) == want {
 			return 0, r.errAt(k, "%s takes %d interval argument(s), got more: %s", strings.ToUpper(fn.raw), want, usage)
+		}
+		if err := named(2 + len(w.Args)); err != nil {
+			return 0, err
 		}
 		if !r.at(k).is("INTERVAL") {
 			return 0, r.errAt(k, "argument %d of %s must be an interval literal such as INTERVAL '10' SECOND", len(w.Args)+3, strings.ToUpper(fn.raw))
