@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"cmp"
+	"math"
 	"sort"
 
 	"github.com/streamsql/streamsql/types"
@@ -26,13 +28,40 @@ const (
 	WinMax
 )
 
+// Frame is a window function's explicit frame: ROWS or RANGE BETWEEN Start AND End. A nil
+// Frame is SQL's default: with ORDER BY, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+// (the row and its peers); without, the whole partition.
+type Frame struct {
+	Range      bool
+	Start, End Bound
+}
+
+// Bound is one end of a Frame.
+type Bound struct {
+	Kind BoundKind
+	// Offset is n of n PRECEDING or n FOLLOWING: rows (an int64) with ROWS; with RANGE, a
+	// distance in the ORDER BY key's physical values (an int64: milliseconds for a
+	// TIMESTAMP, days for a DATE, the unscaled value for a DECIMAL; a float64 for a DOUBLE).
+	Offset any
+}
+
+// BoundKind is where a frame Bound lies.
+type BoundKind uint8
+
+const (
+	UnboundedPreceding BoundKind = iota
+	Preceding
+	CurrentRow
+	Following
+	UnboundedFollowing
+)
+
 // Ranker appends a window function's value (fn(...) OVER (PARTITION BY ... ORDER BY ...))
 // to each row of its input. It keeps each partition's rows; in Batch mode it emits every
 // partition at End, otherwise, after each batch, it retracts a changed partition's previous
 // rows and inserts the new ones. When Limit >= 0 only rows ranked <= Limit are emitted
 // (Top-N). Offsets (LAG, LEAD) read Arg Offset rows away, or Default; FIRST_VALUE,
-// LAST_VALUE and aggregates see the frame SQL gives by default: with ORDER BY, the partition
-// up to the current row and its peers; without, the whole partition.
+// LAST_VALUE and aggregates see the Frame (ranking functions and offsets ignore it).
 type Ranker struct {
 	Fn       RankFunc
 	PartCols []int
@@ -42,6 +71,7 @@ type Ranker struct {
 	Offset   int64     // LAG / LEAD
 	Default  any       // LAG / LEAD beyond the partition
 	ResultT  types.T   // the appended column's type
+	Frame    *Frame    // nil: SQL's default frame
 	// Windowed marks a window Top-N: partition column WindowEnd holds window_end, and once a
 	// watermark W >= window_end - 1 arrives the partition cannot change and its state is freed.
 	Windowed  bool
@@ -274,19 +304,6 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 func (r *Ranker) values(rows [][]any) ([]any, error) {
 	n := len(rows)
 	out := make([]any, n)
-	// frameEnd[i] is the last row of row i's frame: its last peer with ORDER BY, else the
-	// partition's last row.
-	frameEnd := make([]int, n)
-	for i := n - 1; i >= 0; i-- {
-		switch {
-		case len(r.Order) == 0 || i == n-1:
-			frameEnd[i] = n - 1
-		case r.less(rows[i], rows[i+1]):
-			frameEnd[i] = i
-		default:
-			frameEnd[i] = frameEnd[i+1]
-		}
-	}
 	switch r.Fn {
 	case RowNumber, Rank, DenseRank:
 		var rank, dense int64
@@ -306,6 +323,7 @@ func (r *Ranker) values(rows [][]any) ([]any, error) {
 				out[i] = dense
 			}
 		}
+		return out, nil
 	case Lag, Lead:
 		d := int(r.Offset)
 		if r.Fn == Lag {
@@ -318,32 +336,217 @@ func (r *Ranker) values(rows [][]any) ([]any, error) {
 				out[i] = r.Default
 			}
 		}
-	case FirstValue:
+		return out, nil
+	}
+	start, end := r.frames(rows)
+	switch r.Fn {
+	case FirstValue, LastValue:
 		for i := range rows {
-			out[i] = rows[0][r.Arg]
+			switch {
+			case start[i] > end[i]: // an empty frame
+			case r.Fn == FirstValue:
+				out[i] = rows[start[i]][r.Arg]
+			default:
+				out[i] = rows[end[i]][r.Arg]
+			}
 		}
-	case LastValue:
-		for i := range rows {
-			out[i] = rows[frameEnd[i]][r.Arg]
-		}
-	default:
-		// Aggregates: running over the frame, computed once per frame end.
-		var acc frameAcc
-		done := 0
-		for i := range rows {
-			for ; done <= frameEnd[i]; done++ {
+		return out, nil
+	}
+	// Aggregates: running while every frame starts at the partition's first row and ends no
+	// earlier than the one before (the default frame's case), else from a tree of partial
+	// aggregates (frameTree), each frame in O(log n).
+	running := true
+	for i := range rows {
+		running = running && start[i] == 0 && (i == 0 || end[i] >= end[i-1])
+	}
+	var acc frameAcc
+	var tree frameTree
+	if !running {
+		tree = newFrameTree(rows, r.Arg)
+	}
+	done := 0
+	for i := range rows {
+		if running {
+			for ; done <= end[i]; done++ {
 				acc.add(rows[done][r.Arg])
 			}
-			var err error
-			if out[i], err = acc.result(r.Fn, r.Types[r.Arg]); err != nil {
-				if r.Errs == nil {
-					return nil, r.Pos.located(err)
-				}
-				r.Errs(r.Pos.located(err))
+		} else {
+			acc = tree.query(start[i], end[i])
+		}
+		var err error
+		if out[i], err = acc.result(r.Fn, r.Types[r.Arg]); err != nil {
+			if r.Errs == nil {
+				return nil, r.Pos.located(err)
 			}
+			r.Errs(r.Pos.located(err))
 		}
 	}
 	return out, nil
+}
+
+// frames returns each sorted row's frame: its first and last row (an empty frame has
+// start > end).
+func (r *Ranker) frames(rows [][]any) (start, end []int) {
+	n := len(rows)
+	start, end = make([]int, n), make([]int, n)
+	// first and last are each row's first and last peer (the rows ORDER BY does not tell
+	// apart; all of them without ORDER BY).
+	first, last := make([]int, n), make([]int, n)
+	for i := range rows {
+		if i > 0 && (len(r.Order) == 0 || !r.less(rows[i-1], rows[i])) {
+			first[i] = first[i-1]
+		} else {
+			first[i] = i
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		if i < n-1 && first[i+1] == first[i] {
+			last[i] = last[i+1]
+		} else {
+			last[i] = i
+		}
+	}
+	f := r.Frame
+	if f == nil {
+		f = &Frame{Range: true, Start: Bound{Kind: UnboundedPreceding}, End: Bound{Kind: CurrentRow}}
+		if len(r.Order) == 0 {
+			f.End.Kind = UnboundedFollowing
+		}
+	}
+	for i := range rows {
+		start[i] = r.bound(rows, i, f.Start, f.Range, true, first, last)
+		end[i] = r.bound(rows, i, f.End, f.Range, false, first, last)
+	}
+	return start, end
+}
+
+// bound is row i's frame start (isStart) or end, for bound b.
+func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, first, last []int) int {
+	n := len(rows)
+	switch b.Kind {
+	case UnboundedPreceding:
+		return 0
+	case UnboundedFollowing:
+		return n - 1
+	case CurrentRow:
+		switch {
+		case !isRange:
+			return i
+		case isStart:
+			return first[i]
+		}
+		return last[i]
+	}
+	if !isRange {
+		off := b.Offset.(int64)
+		var j int64
+		if b.Kind == Preceding {
+			j = int64(i) - off
+		} else {
+			j = int64(i) + min(off, int64(n)) // no overflow
+		}
+		if isStart {
+			return int(min(max(j, 0), int64(n))) // past the end: empty
+		}
+		return int(max(min(j, int64(n-1)), -1)) // before the start: empty
+	}
+	// RANGE with an offset: one ORDER BY key. A NULL key's frame bound is its peers'; the
+	// others' lie among the rows with a key, which sit together.
+	key := r.Order[0]
+	v := rows[i][key.Col]
+	if v == nil {
+		if isStart {
+			return first[i]
+		}
+		return last[i]
+	}
+	lo, hi := 0, n // the rows with a key: [lo, hi)
+	for lo < n && rows[lo][key.Col] == nil {
+		lo++
+	}
+	for hi > lo && rows[hi-1][key.Col] == nil {
+		hi--
+	}
+	// The target: the key n PRECEDING / FOLLOWING v, in the order's direction.
+	back := b.Kind == Preceding != key.Desc // toward smaller keys
+	// after reports whether key x lies at or after the target (start), or strictly after
+	// it (end), in the order's direction.
+	after := func(x any) bool {
+		c := compareShifted(x, v, b.Offset, back)
+		if key.Desc {
+			c = -c
+		}
+		if isStart {
+			return c >= 0
+		}
+		return c > 0
+	}
+	j := lo + sort.Search(hi-lo, func(k int) bool { return after(rows[lo+k][key.Col]) })
+	if isStart {
+		return j
+	}
+	return j - 1
+}
+
+// compareShifted compares x with v - off (back) or v + off, exactly: int64s without
+// overflow, float64s as floats.
+func compareShifted(x, v, off any, back bool) int {
+	if xv, ok := x.(int64); ok {
+		vv, o := v.(int64), off.(int64)
+		var t int64
+		var over bool
+		if back {
+			t, over = vv-o, vv < math.MinInt64+o
+		} else {
+			t, over = vv+o, vv > math.MaxInt64-o
+		}
+		switch {
+		case over && back:
+			return 1 // the target is below every int64
+		case over:
+			return -1
+		}
+		return cmp.Compare(xv, t)
+	}
+	xf, vf, of := x.(float64), v.(float64), off.(float64)
+	if back {
+		return cmp.Compare(xf, vf-of)
+	}
+	return cmp.Compare(xf, vf+of)
+}
+
+// frameTree holds partial aggregates of a partition's rows, a segment tree: leaf n+j is row j,
+// node k merges 2k and 2k+1.
+type frameTree []frameAcc
+
+func newFrameTree(rows [][]any, arg int) frameTree {
+	n := len(rows)
+	t := make(frameTree, 2*n)
+	for j, row := range rows {
+		t[n+j].add(row[arg])
+	}
+	for k := n - 1; k > 0; k-- {
+		t[k] = t[2*k]
+		t[k].merge(&t[2*k+1])
+	}
+	return t
+}
+
+// query aggregates rows [lo, hi] (nothing when lo > hi).
+func (t frameTree) query(lo, hi int) frameAcc {
+	var acc frameAcc
+	n := len(t) / 2
+	for l, h := lo+n, hi+n+1; l < h; l, h = l/2, h/2 {
+		if l&1 == 1 {
+			acc.merge(&t[l])
+			l++
+		}
+		if h&1 == 1 {
+			h--
+			acc.merge(&t[h])
+		}
+	}
+	return acc
 }
 
 // frameAcc accumulates an aggregate window function's frame: integers and DECIMALs exactly,
@@ -354,6 +557,20 @@ type frameAcc struct {
 	fsum    float64
 	min     any
 	max     any
+}
+
+// merge adds what b accumulated.
+func (a *frameAcc) merge(b *frameAcc) {
+	a.rows += b.rows
+	a.n += b.n
+	a.isum.add(b.isum.hi, b.isum.lo)
+	a.fsum += b.fsum
+	if b.min != nil && (a.min == nil || CompareValues(b.min, a.min) < 0) {
+		a.min = b.min
+	}
+	if b.max != nil && (a.max == nil || CompareValues(b.max, a.max) > 0) {
+		a.max = b.max
+	}
 }
 
 func (a *frameAcc) add(v any) {

@@ -163,6 +163,7 @@ type Rank struct {
 	Arg      int
 	Offset   int64
 	Default  any
+	Frame    *exec.Frame // nil: SQL's default
 	// WindowEnd, when >= 0, is a PARTITION BY column holding a window's end (window Top-N):
 	// a partition is complete, and freed, once the watermark passes it.
 	WindowEnd int
@@ -361,7 +362,30 @@ func (n *Rank) explain() string {
 		keys = append(keys, keyText(in, k))
 	}
 	fn := n.cols[len(n.cols)-1].Name
-	return fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
+	text := fmt.Sprintf("Rank %s() partition=[%s] order=[%s]", fn, strings.Join(parts, ", "), strings.Join(keys, ", "))
+	if f := n.Frame; f != nil {
+		kind := "ROWS"
+		if f.Range {
+			kind = "RANGE"
+		}
+		text += fmt.Sprintf(" frame=%s BETWEEN %s AND %s", kind, boundText(f.Start), boundText(f.End))
+	}
+	return text
+}
+
+// boundText is a frame bound as SQL writes it (an offset in the key's physical units).
+func boundText(b exec.Bound) string {
+	switch b.Kind {
+	case exec.UnboundedPreceding:
+		return "UNBOUNDED PRECEDING"
+	case exec.UnboundedFollowing:
+		return "UNBOUNDED FOLLOWING"
+	case exec.CurrentRow:
+		return "CURRENT ROW"
+	case exec.Preceding:
+		return fmt.Sprintf("%v PRECEDING", b.Offset)
+	}
+	return fmt.Sprintf("%v FOLLOWING", b.Offset)
 }
 
 // Explain renders a plan as a tree: each child under its parent, "├─" before all but the

@@ -1,12 +1,14 @@
 package plan
 
 import (
+	"math"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/test_driver"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -62,8 +64,8 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 		if !ok {
 			return nil, nil, b.errAt(w, "window function %s is not supported", strings.ToUpper(w.Name))
 		}
-		if w.Spec.Name.L != "" || w.Spec.Ref.L != "" || w.Spec.Frame != nil || w.Distinct {
-			return nil, nil, b.errAt(w, "named windows, explicit frames and DISTINCT in window functions are not supported")
+		if w.Spec.Name.L != "" || w.Spec.Ref.L != "" || w.Distinct {
+			return nil, nil, b.errAt(w, "named windows and DISTINCT in window functions are not supported")
 		}
 		exprs := make([]exec.Expr, 0, len(s.cols)+4)
 		for i, c := range s.cols {
@@ -107,6 +109,11 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 				r.Order = append(r.Order, key)
 			}
 		}
+		if w.Spec.Frame != nil {
+			if r.Frame, err = b.frame(w, r.Order, cols); err != nil {
+				return nil, nil, err
+			}
+		}
 		// The input with every computed argument, partition and order key (all added now).
 		var partSrc Node = input
 		if len(exprs) > len(s.cols) {
@@ -125,6 +132,124 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 		s.win[restore(w)] = len(r.cols) - 1
 	}
 	return input, s, nil
+}
+
+// frame binds a window function's explicit frame, ROWS or RANGE BETWEEN start AND end
+// (PostgreSQL's rules; GROUPS is not supported). order is the function's ORDER BY over cols.
+func (b *Binder) frame(w *ast.WindowFuncExpr, order []exec.SortKey, cols []Col) (*exec.Frame, error) {
+	fc := w.Spec.Frame
+	if fc.Type == ast.Groups {
+		return nil, b.errAt(w, "GROUPS frames are not supported; use ROWS or RANGE")
+	}
+	f := &exec.Frame{Range: fc.Type == ast.Ranges}
+	var keyT types.T
+	if f.Range && len(order) == 1 {
+		keyT = cols[order[0].Col].T
+	}
+	bounds := []*exec.Bound{&f.Start, &f.End}
+	for i, fb := range []ast.FrameBound{fc.Extent.Start, fc.Extent.End} {
+		bd := bounds[i]
+		switch {
+		case fb.Type == ast.CurrentRow:
+			bd.Kind = exec.CurrentRow
+		case fb.UnBounded && fb.Type == ast.Preceding:
+			bd.Kind = exec.UnboundedPreceding
+		case fb.UnBounded:
+			bd.Kind = exec.UnboundedFollowing
+		default:
+			bd.Kind = exec.Following
+			if fb.Type == ast.Preceding {
+				bd.Kind = exec.Preceding
+			}
+			off, err := b.frameOffset(w, fb.Expr, f.Range, len(order), keyT)
+			if err != nil {
+				return nil, err
+			}
+			bd.Offset = off
+		}
+	}
+	switch {
+	case f.Start.Kind == exec.UnboundedFollowing:
+		return nil, b.errAt(w, "a frame cannot start at UNBOUNDED FOLLOWING")
+	case f.End.Kind == exec.UnboundedPreceding:
+		return nil, b.errAt(w, "a frame cannot end at UNBOUNDED PRECEDING")
+	case f.Start.Kind == exec.CurrentRow && f.End.Kind == exec.Preceding:
+		return nil, b.errAt(w, "a frame starting at the current row cannot end at preceding rows")
+	case f.Start.Kind == exec.Following && (f.End.Kind == exec.Preceding || f.End.Kind == exec.CurrentRow):
+		return nil, b.errAt(w, "a frame starting at following rows cannot end at preceding rows or the current row")
+	}
+	return f, nil
+}
+
+// frameOffset binds n of a frame's n PRECEDING / n FOLLOWING: a count of rows (ROWS), or a
+// distance in the one ORDER BY key's type (RANGE; an INTERVAL for a TIMESTAMP or a DATE), as
+// exec.Bound's Offset holds it.
+func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool, keys int, keyT types.T) (any, error) {
+	if !isRange {
+		v, ok := e.(*test_driver.ValueExpr)
+		n, isInt := any(nil), false
+		if ok {
+			n = v.GetValue()
+			_, isInt = n.(int64)
+			if u, isU := n.(uint64); isU && u <= math.MaxInt64 {
+				n, isInt = int64(u), true
+			}
+		}
+		if !isInt || n.(int64) < 0 {
+			return nil, b.errAt(w, "a ROWS frame's offset must be a non-negative integer")
+		}
+		return n, nil
+	}
+	if keys != 1 {
+		return nil, b.errAt(w, "a RANGE frame with an offset needs exactly one ORDER BY column")
+	}
+	ms, isInterval := sql.IntervalMillis(e)
+	switch k := keyT.Kind; {
+	case k == types.Timestamp || k == types.Date:
+		if !isInterval {
+			return nil, b.errAt(w, "a RANGE frame over a %s needs an INTERVAL offset, as in INTERVAL '1' HOUR PRECEDING", keyT)
+		}
+		if ms < 0 {
+			return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+		}
+		if k == types.Date {
+			if ms%types.MsPerDay != 0 {
+				return nil, b.errAt(w, "a RANGE frame over a DATE needs an INTERVAL of whole days")
+			}
+			return ms / types.MsPerDay, nil
+		}
+		return ms, nil
+	case !keyT.IsNumeric():
+		return nil, b.errAt(w, "a RANGE frame with an offset needs a numeric, DATE or TIMESTAMP ORDER BY column, got %s", keyT)
+	case isInterval:
+		return nil, b.errAt(w, "a RANGE frame over a %s needs a numeric offset, not an INTERVAL", keyT)
+	}
+	x, err := b.bindExpr(e, &scope{})
+	if err != nil {
+		return nil, err
+	}
+	if _, isConst := x.(*exec.Const); !isConst {
+		return nil, b.errAt(w, "a RANGE frame's offset must be a constant")
+	}
+	if x, err = exec.Coerce(x, keyT); err != nil {
+		return nil, b.wrap(w, err)
+	}
+	v, err := exec.EvalConst(x)
+	if err != nil {
+		return nil, b.wrap(w, err)
+	}
+	if v == nil || exec.CompareValues(v, zeroOf(v)) < 0 {
+		return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+	}
+	return v, nil
+}
+
+// zeroOf is the zero of a physical numeric value's type.
+func zeroOf(v any) any {
+	if _, ok := v.(float64); ok {
+		return 0.0
+	}
+	return int64(0)
 }
 
 // windowArgs binds a window function's arguments into r and returns its result type.

@@ -46,7 +46,11 @@
 // and DATE_ADD / DATE_SUB / ADDDATE / SUBDATE are emitted as generic calls:
 // `DATE_ADD(ts, INTERVAL 1 DAY)` is *ast.FuncCallExpr{FnName.L: "date_add",
 // Args: [ts, __sx_interval(86400000)]} (no *ast.TimeUnitExpr).
-// `INTERVAL(a, b, ...)` (MySQL's function) is left alone.
+// `INTERVAL(a, b, ...)` (MySQL's function) is left alone. In a window frame's
+// bound (`RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW`), where TiDB
+// takes only `INTERVAL expr unit`, the interval is `INTERVAL __sx_interval(ms)
+// SECOND`: the *ast.FrameBound's Expr is the carrier and its Unit means nothing. Also
+// PostgreSQL's form with the units in the string, `INTERVAL '1 day 2 hours'`.
 //
 // CREATE TABLE (Kind KindCreateTable, Node *ast.CreateTableStmt).
 // `WATERMARK FOR c AS e` is removed from the element list and becomes

@@ -567,7 +567,13 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			if err != nil {
 				return err
 			}
-			r.syn("`__sx_interval`("+strconv.FormatInt(ms, 10)+")", t.off)
+			carrier := "`__sx_interval`(" + strconv.FormatInt(ms, 10) + ")"
+			if b := r.at(nk); b.is("PRECEDING") || b.is("FOLLOWING") {
+				// A window frame's bound, where TiDB takes only INTERVAL expr unit: the
+				// carrier is the expression, the unit a placeholder.
+				carrier = "INTERVAL " + carrier + " SECOND"
+			}
+			r.syn(carrier, t.off)
 			k = nk
 		case (up == "CAST" || up == "TRY_CAST") && next.op("("):
 			nk, err := r.rewriteCast(k, j)
