@@ -86,6 +86,11 @@ type HashAgg struct {
 	// Flink's TTL). It needs group keys (the one row of a global aggregate stays) and is for
 	// non-windowed aggregates (a window's groups are freed by the watermark).
 	TTL int64
+	// Always lists the keys of groups that exist even over no input, as a global aggregate's
+	// one group does: the empty grouping set's (GROUP BY GROUPING SETS (..., ()), ROLLUP),
+	// its keys NULL but the set's number. Their rows are there from the start; the TTL does
+	// not forget them, and the aggregate does not spill.
+	Always [][]any
 	// Errs, when set, receives a result's data error (a SUM out of range, whose result is
 	// then NULL) instead of it failing the aggregate: a view goes on, and its rows stay
 	// consistent with the groups (the SUM comes back when retractions bring it into range).
@@ -93,6 +98,8 @@ type HashAgg struct {
 	Out     Output
 	started bool
 	outErr  error // a result's data error, without Errs: Push returns it
+	// alwaysGs are the groups of Always (made at the first push, or found restored).
+	alwaysGs []int32
 
 	groups  map[string]int32
 	intKeys map[int64]int32
@@ -352,7 +359,7 @@ func (h *HashAgg) expire(w int64) error {
 	h.stampRecent(w)
 	var gone []int32
 	h.due.expire(w, h.TTL, func(int8) *clocks { return &h.clk },
-		func(_ int8, g int32) bool { return h.inUse[g] },
+		func(_ int8, g int32) bool { return h.inUse[g] && !h.isAlways(g) },
 		func(_ int8, g int32) { gone = append(gone, g) })
 	if len(gone) == 0 {
 		return nil
@@ -399,12 +406,18 @@ func (h *HashAgg) push(m Msg) error {
 	if h.accs == nil {
 		h.init()
 	}
+	if len(h.Always) > 0 && h.alwaysGs == nil {
+		h.alwaysGs = h.alwaysGroups()
+	}
 	if !h.started && !h.Batch {
 		h.started = true
 		if len(h.Keys) == 0 {
 			if err := h.Out.EmitBatch(h.rows([]int32{0}, 1)); err != nil {
 				return err
 			}
+		}
+		if err := h.Out.EmitBatch(h.rows(h.alwaysGs, 1)); err != nil {
+			return err
 		}
 	}
 	switch m.Kind {
@@ -424,7 +437,7 @@ func (h *HashAgg) push(m Msg) error {
 		if h.Batch || (h.EmitOnClose && h.Windowed) {
 			var all []int32
 			for g := range h.counts {
-				if h.counts[g] > 0 || len(h.Keys) == 0 {
+				if h.counts[g] > 0 || len(h.Keys) == 0 || h.isAlways(int32(g)) {
 					all = append(all, int32(g))
 				}
 			}
@@ -454,7 +467,7 @@ func (h *HashAgg) applyHeld(b *Batch, after int64) error {
 		return gids[i], h.counts[gids[i]]
 	}, h.apply)
 	for _, i := range dropped {
-		if g := gids[i]; h.inUse[g] && h.counts[g] == 0 {
+		if g := gids[i]; h.inUse[g] && h.counts[g] == 0 && !h.isAlways(g) {
 			h.release([]int32{g})
 		}
 	}
@@ -722,11 +735,27 @@ func (h *HashAgg) live(gs []int32) []int32 {
 	}
 	out := make([]int32, 0, len(gs))
 	for _, g := range gs {
-		if h.counts[g] > 0 {
+		if h.counts[g] > 0 || len(h.alwaysGs) > 0 && h.isAlways(g) {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// isAlways reports whether group g is one of Always's.
+func (h *HashAgg) isAlways(g int32) bool { return slices.Contains(h.alwaysGs, g) }
+
+// alwaysGroups finds or makes the groups of Always, through the lookups rows take.
+func (h *HashAgg) alwaysGroups() []int32 {
+	b := RowsToBatch(h.Always, h.KeyT)
+	keys := h.Keys
+	h.Keys = make([]int, len(keys))
+	for i := range h.Keys {
+		h.Keys[i] = i
+	}
+	h.assign(b)
+	h.Keys = keys
+	return slices.Clone(h.gids)
 }
 
 // winTable is a window's key table, by its window_end.

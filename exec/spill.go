@@ -49,7 +49,7 @@ func (h *HashAgg) Attach(store KeyedStore) { h.store = store }
 // CanSpill implements Spiller: a non-windowed streaming aggregate without TTL (windowed
 // state is freed by the watermark; TTL state is bounded by time).
 func (h *HashAgg) CanSpill() bool {
-	return !h.Windowed && h.TTL == 0 && len(h.Keys) > 0 && !h.Batch
+	return !h.Windowed && h.TTL == 0 && len(h.Keys) > 0 && len(h.Always) == 0 && !h.Batch
 }
 
 // Spill implements Spiller. From now on a group is resident only while batches use it:

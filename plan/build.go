@@ -102,6 +102,15 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		for i := 0; i < x.NumKeys; i++ {
 			h.Keys = append(h.Keys, i)
 		}
+		if e, ok := x.Input.(*Expand); ok {
+			for set, keys := range e.Sets {
+				if len(keys) == 0 { // (): its row is there over no input too
+					key := make([]any, x.NumKeys)
+					key[x.NumKeys-1] = int64(set)
+					h.Always = append(h.Always, key)
+				}
+			}
+		}
 		if x.Window != nil {
 			if x.Window.TVF.Kind == sql.Session {
 				return bd.buildSession(x, h, out)
@@ -171,6 +180,8 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Arg: x.Arg,
 			Offset: x.Offset, Default: x.Default, Frame: x.Frame, ResultT: sch[len(sch)-1].T, Windowed: x.WindowEnd >= 0, WindowEnd: x.WindowEnd, Limit: -1, Batch: bd.opt.Batch, Pos: x.Pos, Errs: bd.opt.RowErrors, Out: out}
 		return bd.build(x.Input, bd.stateful(r, 0))
+	case *Expand:
+		return bd.build(x.Input, exec.Output{Op: &exec.Expand{NumKeys: x.NumKeys, Sets: x.Sets, Types: Types(x.Input.Schema()), Out: out}})
 	case *Repeat:
 		return bd.build(x.Input, exec.Output{Op: &exec.Repeat{Col: x.Col, Types: Types(x.Schema()), Out: out}})
 	case *Union:
@@ -230,6 +241,8 @@ func chain(n Node, stop Node, out exec.Output) (exec.Output, error) {
 		return chain(x.Input, stop, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Out: out}})
 	case *Project:
 		return chain(x.Input, stop, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Out: out}})
+	case *Expand:
+		return chain(x.Input, stop, exec.Output{Op: &exec.Expand{NumKeys: x.NumKeys, Sets: x.Sets, Types: Types(x.Input.Schema()), Out: out}})
 	case *Window:
 		if n == stop {
 			return out, nil

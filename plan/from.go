@@ -952,6 +952,14 @@ func origin(n Node, col int) (Node, int) {
 				return x, -1
 			}
 			n, col = x.Input, r.Idx
+		case *Expand:
+			switch {
+			case col == x.NumKeys:
+				return x, -1 // the set's number
+			case col > x.NumKeys:
+				col--
+			}
+			n = x.Input
 		default:
 			return n, col
 		}

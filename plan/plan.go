@@ -171,6 +171,15 @@ type Rank struct {
 	cols      []Col
 }
 
+// Expand copies each row once per grouping set for the Aggregate above it (exec.Expand):
+// its columns are the input's first NumKeys (the keys, NULL in the copies of the sets that
+// do not keep them), the set's number (BIGINT), then the input's other columns.
+type Expand struct {
+	Input   Node
+	NumKeys int
+	Sets    [][]int
+}
+
 // Repeat makes Col copies of each row (rows with Col <= 0 or NULL vanish).
 type Repeat struct {
 	Input Node
@@ -191,10 +200,29 @@ func (n *Window) Schema() []Col    { return n.cols }
 func (n *Join) Schema() []Col {
 	return append(append([]Col{}, n.Left.Schema()...), n.Right.Schema()...)
 }
-func (n *Sort) Schema() []Col      { return n.Input.Schema() }
-func (n *Limit) Schema() []Col     { return n.Input.Schema() }
-func (n *Union) Schema() []Col     { return n.Inputs[0].Schema() }
-func (n *Rank) Schema() []Col      { return n.cols }
+func (n *Sort) Schema() []Col  { return n.Input.Schema() }
+func (n *Limit) Schema() []Col { return n.Input.Schema() }
+func (n *Union) Schema() []Col { return n.Inputs[0].Schema() }
+func (n *Rank) Schema() []Col  { return n.cols }
+func (n *Expand) Schema() []Col {
+	in := n.Input.Schema()
+	out := append([]Col{}, in[:n.NumKeys]...)
+	out = append(out, Col{Name: "grouping_set", T: types.TBigInt})
+	return append(out, in[n.NumKeys:]...)
+}
+func (n *Expand) Children() []Node { return []Node{n.Input} }
+func (n *Expand) explain() string {
+	in := n.Input.Schema()
+	var sets []string
+	for _, set := range n.Sets {
+		var names []string
+		for _, c := range set {
+			names = append(names, in[c].Name)
+		}
+		sets = append(sets, "("+strings.Join(names, ", ")+")")
+	}
+	return "Expand grouping sets " + strings.Join(sets, ", ")
+}
 func (n *Repeat) Schema() []Col    { return n.Input.Schema() }
 func (n *Repeat) Children() []Node { return []Node{n.Input} }
 func (n *Repeat) explain() string {

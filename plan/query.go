@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -403,8 +404,16 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	if sel.GroupBy != nil && sel.GroupBy.Rollup {
 		return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("ROLLUP"), "GROUP BY ... WITH ROLLUP is not supported: UNION ALL a query per grouping for the subtotals")
 	}
+	var sets [][]int  // GROUPING SETS, ROLLUP, CUBE: each set's GROUP BY items
+	var itemKey []int // each GROUP BY item's key
 	if sel.GroupBy != nil {
-		for _, item := range sel.GroupBy.Items {
+		items := sel.GroupBy.Items
+		if n := len(items); n > 0 {
+			if ss, ok := sql.GroupingSets(items[n-1].Expr); ok {
+				sets, items = ss, items[:n-1]
+			}
+		}
+		for _, item := range items {
 			e := item.Expr
 			if p, ok := e.(*ast.PositionExpr); ok {
 				if p.N < 1 || p.N > len(sel.Fields.Fields) || sel.Fields.Fields[p.N-1].Expr == nil {
@@ -432,9 +441,11 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 				name = in.cols[r.Idx].Name
 				table = in.cols[r.Idx].Table
 			}
-			if repeatedKey(as, restore(e), keyCol) {
+			if k := repeatedKey(as, restore(e), keyCol); k >= 0 {
+				itemKey = append(itemKey, k)
 				continue // GROUP BY a, a groups by a
 			}
+			itemKey = append(itemKey, len(as.keys))
 			as.keys = append(as.keys, e)
 			as.keyText = append(as.keyText, restore(e))
 			as.keyCols = append(as.keyCols, keyCol)
@@ -489,20 +500,51 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 		outCols = append(outCols, Col{Name: restore(a), T: spec.ResultType()})
 	}
 	proj := &Project{Input: input, Exprs: pre, cols: preCols}
-	agg := &Aggregate{Input: proj, NumKeys: as.nkeys, Aggs: specs, cols: outCols}
-	agg.Window = b.windowInfo(input, pre[:as.nkeys])
-	return agg, &scope{cols: outCols, parent: in.parent, agg: as}, nil
-}
-
-// repeatedKey reports whether a GROUP BY key, of text text (and input column keyCol, -1 if
-// not a column), is already among the keys.
-func repeatedKey(as *aggScope, text string, keyCol int) bool {
-	for i, t := range as.keyText {
-		if t == text || keyCol >= 0 && as.keyCols[i] == keyCol {
-			return true
+	window := b.windowInfo(input, pre[:as.nkeys])
+	if sets == nil {
+		agg := &Aggregate{Input: proj, NumKeys: as.nkeys, Aggs: specs, cols: outCols, Window: window}
+		return agg, &scope{cols: outCols, parent: in.parent, agg: as}, nil
+	}
+	// Grouping sets: each row once per set (Expand), grouped by the keys and the set's
+	// number, which the projection on top drops.
+	keySets := make([][]int, len(sets))
+	for s, set := range sets {
+		for _, item := range set {
+			if item < 0 || item >= len(itemKey) {
+				return nil, nil, fmt.Errorf("internal error: grouping set item %d of %d", item, len(itemKey))
+			}
+			keySets[s] = append(keySets[s], itemKey[item])
+		}
+		slices.Sort(keySets[s])
+		keySets[s] = slices.Compact(keySets[s])
+		if window != nil && (!slices.Contains(keySets[s], window.StartKey) || !slices.Contains(keySets[s], window.EndKey)) {
+			return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.PosAfter([]string{"GROUP", "BY"}, ""), "every grouping set of a window aggregate must include window_start and window_end")
 		}
 	}
-	return false
+	shifted := slices.Clone(specs)
+	for i := range shifted {
+		shifted[i].Arg++ // past the set's number
+	}
+	aggCols := append(append(append([]Col{}, outCols[:as.nkeys]...), Col{Name: "grouping_set", T: types.TBigInt}), outCols[as.nkeys:]...)
+	agg := &Aggregate{Input: &Expand{Input: proj, NumKeys: as.nkeys, Sets: keySets}, NumKeys: as.nkeys + 1, Aggs: shifted, cols: aggCols, Window: window}
+	drop := make([]exec.Expr, 0, len(outCols))
+	for i, c := range aggCols {
+		if i != as.nkeys {
+			drop = append(drop, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+		}
+	}
+	return &Project{Input: agg, Exprs: drop, cols: outCols}, &scope{cols: outCols, parent: in.parent, agg: as}, nil
+}
+
+// repeatedKey returns the index of a GROUP BY key, of text text (and input column keyCol, -1
+// if not a column), among the keys, or -1.
+func repeatedKey(as *aggScope, text string, keyCol int) int {
+	for i, t := range as.keyText {
+		if t == text || keyCol >= 0 && as.keyCols[i] == keyCol {
+			return i
+		}
+	}
+	return -1
 }
 
 // outerOnly reports whether e names columns and all of them are an enclosing query's.
@@ -599,6 +641,8 @@ func windowOf(n Node) *Window {
 		case *Filter:
 			n = x.Input
 		case *Project:
+			n = x.Input
+		case *Expand:
 			n = x.Input
 		default:
 			return nil

@@ -52,6 +52,12 @@
 // SECOND`: the *ast.FrameBound's Expr is the carrier and its Unit means nothing. Also
 // PostgreSQL's form with the units in the string, `INTERVAL '1 day 2 hours'`.
 //
+// Grouping sets. A GROUP BY whose items include GROUPING SETS (...), ROLLUP (...) or
+// CUBE (...) becomes `GROUP BY e1, e2, ..., __sx_grouping_sets('[[0,1],[0],[]]')`: every
+// distinct grouping expression once, in the order they first appear, then a carrier whose
+// text lists the grouping sets (the cross product of the items' sets) as indexes of those
+// expressions. Use GroupingSets(e) on the last GROUP BY item.
+//
 // CREATE TABLE (Kind KindCreateTable, Node *ast.CreateTableStmt).
 // `WATERMARK FOR c AS e` is removed from the element list and becomes
 // Stmt.Watermark{Column: "c", Expr: e}: e is a stand-alone ast.ExprNode parsed

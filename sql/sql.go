@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -264,6 +265,26 @@ func IntervalMillis(e ast.ExprNode) (int64, bool) {
 		ms = -ms
 	}
 	return ms, true
+}
+
+// GroupingSets recognizes the carrier of a GROUP BY's grouping sets, its last item
+// __sx_grouping_sets('[[0,1],[0],[]]'), and returns the sets: each the indexes of the GROUP BY
+// items (before the carrier) it groups by.
+func GroupingSets(e ast.ExprNode) ([][]int, bool) {
+	fc, ok := e.(*ast.FuncCallExpr)
+	if !ok || fc.FnName.L != "__sx_grouping_sets" || len(fc.Args) != 1 {
+		return nil, false
+	}
+	v, ok := fc.Args[0].(*test_driver.ValueExpr)
+	if !ok {
+		return nil, false
+	}
+	text, ok := v.GetValue().(string)
+	var sets [][]int
+	if !ok || json.Unmarshal([]byte(text), &sets) != nil {
+		return nil, false
+	}
+	return sets, true
 }
 
 // CastOf recognizes the cast carriers __sx_cast(e, 'TYPE') and
