@@ -22,11 +22,13 @@ import (
 // Kind is the kind of a catalog object.
 type Kind string
 
-// Object kinds.
+// Object kinds. A view (KindView) is materialized; a logical view (CREATE VIEW) is a name
+// for a query, stored as its statement only.
 const (
-	KindTable Kind = "table"
-	KindView  Kind = "view"
-	KindSink  Kind = "sink"
+	KindTable       Kind = "table"
+	KindView        Kind = "view"
+	KindLogicalView Kind = "logical_view"
+	KindSink        Kind = "sink"
 )
 
 // Entry is one persisted definition.

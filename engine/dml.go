@@ -42,6 +42,9 @@ func (e *Engine) targetTable(s *sql.Stmt, refs *ast.TableRefsClause) (*tableObj,
 		if _, isView := e.views[strings.ToLower(name)]; isView {
 			return nil, s.ErrorAt(name, "cannot write to materialized view %s", name)
 		}
+		if _, isView := e.logical[strings.ToLower(name)]; isView {
+			return nil, s.ErrorAt(name, "cannot write to view %s: a view stores no rows; write to the tables it reads", name)
+		}
 		if _, ok := e.Relation(name); ok || tn.Schema.L == "system" {
 			return nil, s.ErrorAt(name, "cannot write to system table %s", strings.TrimPrefix(tn.Schema.L+"."+name, "."))
 		}

@@ -79,10 +79,12 @@ type Engine struct {
 	cat    *catalog.Catalog
 	tables map[string]*tableObj
 	views  map[string]*viewObj
-	bad    []badRecord
-	closed bool
-	clock  connector.Clock
-	split  *rand.Rand
+	// logical are the views that are not materialized (logical.go).
+	logical map[string]*logicalView
+	bad     []badRecord
+	closed  bool
+	clock   connector.Clock
+	split   *rand.Rand
 
 	// Checkpoints: the one in force (nil: none, or dropped by a write), the last id, recent
 	// ones for system.checkpoints, whether anything changed since, and the loop's channels.
@@ -121,7 +123,8 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{}, clock: opts.Clock}
+	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{},
+		logical: map[string]*logicalView{}, clock: opts.Clock}
 	if e.clock == nil {
 		e.clock = connector.RealClock()
 	}
@@ -190,6 +193,9 @@ func (e *Engine) restore(ent *catalog.Entry) error {
 		return t.data.Load()
 	case catalog.KindView:
 		_, err := e.defineView(context.Background(), stmts[0], ent, false)
+		return err
+	case catalog.KindLogicalView:
+		_, err := e.defineLogicalView(context.Background(), stmts[0], ent)
 		return err
 	case catalog.KindSink:
 		_, err := e.defineSink(stmts[0], ent)
@@ -306,7 +312,7 @@ func (e *Engine) exec(ctx context.Context, text string, args []any, rows bool) (
 		}
 		n := numberParams(s) + s.Params
 		if n > 0 && s.Kind == sql.KindCreateView {
-			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in CREATE MATERIALIZED VIEW: its query is kept as text; write the values in")
+			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in %s: its query is kept as text; write the values in", createViewWords(s))
 		}
 		nparams += n
 	}
@@ -375,7 +381,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindInsertValues:
 		return e.insertLiterals(s, args)
 	case sql.KindDropView:
-		return e.dropView(s.Name, s.IfExists, s)
+		return e.dropView(s.Name, s.IfExists, s.Materialized, s)
 	case sql.KindFlush:
 		return &Result{}, e.flushSinks(ctx)
 	case sql.KindCheckpoint:
@@ -383,7 +389,11 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindSubscribe:
 		return e.subscribe(s)
 	case sql.KindShowViews:
-		return namesResult(e.cat.Names(catalog.KindView)), nil
+		names := e.cat.Names(catalog.KindView)
+		if !s.Materialized {
+			names = sortStrings(append(names, e.cat.Names(catalog.KindLogicalView)...))
+		}
+		return namesResult(names), nil
 	case sql.KindBackup:
 		return e.backup(s)
 	case sql.KindSet:
@@ -414,7 +424,8 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		}
 		return e.explain(s, n, args)
 	case *ast.CreateViewStmt:
-		return nil, s.ErrorAtPos(s.Pos, "CREATE VIEW is not supported; use CREATE MATERIALIZED VIEW")
+		// What the front pass leaves to TiDB: CREATE OR REPLACE VIEW, MySQL's ALGORITHM= ...
+		return nil, s.ErrorAtPos(s.Pos, "this form of CREATE VIEW is not supported: use CREATE VIEW [IF NOT EXISTS] v AS query (DROP VIEW v first to replace it)")
 	}
 	return nil, s.ErrorAtPos(s.Pos, "statement not supported: %s", firstWords(s.Text))
 }
@@ -444,7 +455,8 @@ func (v *relationVisitor) Enter(n ast.Node) (ast.Node, bool) {
 		if tn.Schema.O != "" {
 			name = strings.ToLower(tn.Schema.O) + "." + name
 		}
-		if _, ok := v.e.views[name]; ok || strings.HasPrefix(name, "system.") {
+		_, logical := v.e.logical[name]
+		if _, ok := v.e.views[name]; ok || logical || strings.HasPrefix(name, "system.") {
 			v.readsView = true
 		}
 	}
@@ -502,6 +514,9 @@ func (e *Engine) Relation(name string) (*plan.Relation, bool) {
 	if v, ok := e.views[l]; ok {
 		return v.rel, true
 	}
+	if v, ok := e.logical[l]; ok {
+		return v.rel, true
+	}
 	if r, ok := e.systemRelation(l); ok {
 		return r, true
 	}
@@ -515,6 +530,9 @@ func (e *Engine) RelationNames() []string {
 		out = append(out, t.name)
 	}
 	for _, v := range e.views {
+		out = append(out, v.name)
+	}
+	for _, v := range e.logical {
 		out = append(out, v.name)
 	}
 	return out

@@ -194,6 +194,9 @@ func (e *Engine) show(s *sql.Stmt, n *ast.ShowStmt) (*Result, error) {
 		for _, v := range e.views {
 			names = append(names, v.name)
 		}
+		for _, v := range e.logical {
+			names = append(names, v.name)
+		}
 		return namesResult(sortStrings(names)), nil
 	case ast.ShowColumns:
 		name := n.Table.Name.O

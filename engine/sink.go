@@ -79,6 +79,9 @@ func (e *Engine) defineSink(s *sql.Stmt, ent *catalog.Entry) (*sinkObj, error) {
 		if _, isTable := e.tables[strings.ToLower(s.From)]; isTable {
 			return nil, s.ErrorAt(s.From, "a sink reads a materialized view, and %s is a table: CREATE MATERIALIZED VIEW v AS SELECT * FROM %s, then CREATE SINK ... FROM v", s.From, s.From)
 		}
+		if _, isView := e.logical[strings.ToLower(s.From)]; isView {
+			return nil, s.ErrorAt(s.From, "a sink reads a materialized view, and %s is a view that is not materialized (it keeps no changes): CREATE MATERIALIZED VIEW m AS SELECT * FROM %s, then CREATE SINK ... FROM m", s.From, s.From)
+		}
 		return nil, s.ErrorAt(s.From, "materialized view %s does not exist", s.From)
 	}
 	opts := map[string]string{}

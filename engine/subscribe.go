@@ -87,6 +87,9 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 		if _, isTable := e.tables[strings.ToLower(st.Name)]; isTable {
 			return nil, st.ErrorAt(st.Name, "SUBSCRIBE reads a materialized view, and %s is a table: CREATE MATERIALIZED VIEW v AS SELECT * FROM %s, then SUBSCRIBE v", st.Name, st.Name)
 		}
+		if _, isView := e.logical[strings.ToLower(st.Name)]; isView {
+			return nil, st.ErrorAt(st.Name, "SUBSCRIBE reads a materialized view, and %s is a view that is not materialized (it keeps no changes): CREATE MATERIALIZED VIEW m AS SELECT * FROM %s, then SUBSCRIBE m", st.Name, st.Name)
+		}
 		return nil, st.ErrorAt(st.Name, "materialized view %s does not exist", st.Name)
 	}
 	snapshot := true

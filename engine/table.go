@@ -70,8 +70,11 @@ func (e *Engine) nameTaken(s *sql.Stmt, name string, ifNotExists bool) (taken bo
 		return true, nil
 	}
 	what := string(ent.Kind)
-	if ent.Kind == catalog.KindView {
+	switch ent.Kind {
+	case catalog.KindView:
 		what = "materialized view"
+	case catalog.KindLogicalView:
+		what = "view"
 	}
 	return true, s.ErrorAt(name, "%s %s already exists", what, name)
 }
@@ -290,7 +293,7 @@ func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) {
 	if n.IsView {
 		for _, tn := range n.Tables {
-			if _, err := e.dropView(tn.Name.O, n.IfExists, s); err != nil {
+			if _, err := e.dropView(tn.Name.O, n.IfExists, false, s); err != nil {
 				return nil, err
 			}
 		}
@@ -306,10 +309,16 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 			if _, isView := e.views[strings.ToLower(name)]; isView {
 				return nil, s.ErrorAt(name, "%s is a materialized view; use DROP MATERIALIZED VIEW", name)
 			}
+			if _, isView := e.logical[strings.ToLower(name)]; isView {
+				return nil, s.ErrorAt(name, "%s is a view; use DROP VIEW", name)
+			}
 			return nil, s.ErrorAt(name, "table %s does not exist", name)
 		}
 		if len(t.listeners) > 0 {
 			return nil, s.ErrorAt(name, "cannot drop table %s: materialized view %s reads it", name, t.listeners[0].view.name)
+		}
+		if r := e.readerOf(name); r != "" {
+			return nil, s.ErrorAt(name, "cannot drop table %s: %s reads it", name, r)
 		}
 		if t.feeder != nil {
 			e.mu.Unlock()

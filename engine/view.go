@@ -57,6 +57,8 @@ type viewObj struct {
 	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
 	state   []exec.Stateful
 	sources []*plan.Source
+	// reads are the tables and views its definition names (lower case; readerOf).
+	reads []string
 }
 
 type input struct {
@@ -91,6 +93,9 @@ var durationUnits = map[string]int64{
 }
 
 func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
+	if !s.Materialized {
+		return e.createLogicalView(ctx, s)
+	}
 	if s.Explain {
 		bd := e.binder(ctx, s, nil)
 		bd.Streaming = true
@@ -145,7 +150,7 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 	if err != nil {
 		return nil, err
 	}
-	v := &viewObj{entry: ent, name: s.Name, emitOnClose: s.EmitOnClose, watermark: exec.NoWatermark}
+	v := &viewObj{entry: ent, name: s.Name, emitOnClose: s.EmitOnClose, watermark: exec.NoWatermark, reads: catalogNames(bd.Relations())}
 	seen := map[string]bool{}
 	for _, c := range node.Schema() {
 		if seen[strings.ToLower(c.Name)] {
@@ -162,8 +167,8 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 	// statement.
 	bctx, cancel := context.WithCancel(context.Background())
 	v.cancel = cancel
-	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string) window.LateSink {
-		return e.lateSink(v, table)
+	df, err := plan.Build(node, v.store, plan.BuildOptions{TTL: ttl, Late: func(table string, cols []plan.Col) window.LateSink {
+		return e.lateSink(v, table, cols)
 	}, RowErrors: func(err error) { e.keepError(viewError(v.name, err)) }, Ctx: bctx})
 	if err != nil {
 		return nil, buildErrorAt(s, err, fmt.Sprintf("materialized view %s cannot be maintained: ", s.Name))
@@ -368,20 +373,18 @@ func (e *Engine) replayMerged(cs []*replayCursor) error {
 	}
 }
 
-// lateSink is the late-row side output of one of v's operators reading table. A view may
+// lateSink is the late-row side output of one of v's operators reading table, its rows of
+// columns cols. A view may
 // read a table through several windowed operators (a UNION ALL of two windows, a self join),
 // each of which judges every row: a row is recorded once per view, however many of them find
 // it late. So reports wait in v.late, counted per operator, until flushLate records each
 // distinct late row as often as the operator that saw it most often.
-func (e *Engine) lateSink(v *viewObj, table string) window.LateSink {
-	var names []string
-	var ts []types.T
-	if t, ok := e.tables[strings.ToLower(table)]; ok {
-		names, ts = t.names(), t.types()
-	} else if src, ok := e.views[strings.ToLower(table)]; ok {
-		for _, c := range src.cols {
-			names, ts = append(names, c.Name), append(ts, c.Type)
-		}
+func (e *Engine) lateSink(v *viewObj, table string, cols []plan.Col) window.LateSink {
+	// The row as the operator takes it: a table's or view's, or what a subquery, CTE or
+	// logical view over one makes of it.
+	names, ts := make([]string, len(cols)), plan.Types(cols)
+	for i, c := range cols {
+		names[i] = c.Name
 	}
 	op := v.lateOps
 	v.lateOps++
@@ -470,7 +473,15 @@ func removeListener(ls []*listener, l *listener) []*listener {
 	return slices.DeleteFunc(ls, func(x *listener) bool { return x == l })
 }
 
-func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, error) {
+// dropView drops a view of either kind (DROP VIEW), or only a materialized one (DROP
+// MATERIALIZED VIEW).
+func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt) (*Result, error) {
+	if lv, ok := e.logical[strings.ToLower(name)]; ok {
+		if materialized {
+			return nil, s.ErrorAt(name, "%s is a view, not a materialized view; use DROP VIEW", name)
+		}
+		return e.dropLogicalView(lv, s)
+	}
 	v, ok := e.views[strings.ToLower(name)]
 	if !ok {
 		if ifExists {
@@ -479,10 +490,16 @@ func (e *Engine) dropView(name string, ifExists bool, s *sql.Stmt) (*Result, err
 		if _, isTable := e.tables[strings.ToLower(name)]; isTable {
 			return nil, s.ErrorAt(name, "%s is a table; use DROP TABLE", name)
 		}
-		return nil, s.ErrorAt(name, "materialized view %s does not exist", name)
+		if materialized {
+			return nil, s.ErrorAt(name, "materialized view %s does not exist", name)
+		}
+		return nil, s.ErrorAt(name, "view %s does not exist", name)
 	}
 	if len(v.listeners) > 0 {
 		return nil, s.ErrorAt(name, "cannot drop %s: materialized view %s reads it", name, v.listeners[0].view.name)
+	}
+	if r := e.readerOf(name); r != "" {
+		return nil, s.ErrorAt(name, "cannot drop %s: %s reads it", name, r)
 	}
 	if len(v.sinks) > 0 {
 		return nil, s.ErrorAt(name, "cannot drop %s: sink %s reads it", name, v.sinks[0].name)

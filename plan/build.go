@@ -28,8 +28,10 @@ type Source struct {
 type BuildOptions struct {
 	// Batch builds a bounded query: blocking operators emit at End.
 	Batch bool
-	// Late receives the late rows of windowed operators reading table.
-	Late func(table string) window.LateSink
+	// Late receives the late rows of a windowed operator whose rows, of columns cols, come
+	// from table: the table under the operator's filters and projections (a CTE or logical
+	// view over it) or, when there is none such, the relation its window TVF names.
+	Late func(table string, cols []Col) window.LateSink
 	// TTL (ms, 0: none) bounds the state of non-windowed aggregates and regular joins
 	// ('state.ttl'): keys idle for longer, by event time, are dropped.
 	TTL int64
@@ -132,7 +134,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()),
 			Reuse: bd.aggregated[x], RunsOnly: bd.runsOnly[x], Out: out}
 		if bd.opt.Late != nil {
-			a.Late = bd.opt.Late(x.TVF.Table)
+			a.Late = bd.opt.Late(lateTable(x), x.Input.Schema())
 		}
 		return bd.build(x.Input, bd.stateful(a, 0))
 	case *Join:
@@ -145,7 +147,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			spec := *x.Interval
 			for side, n := range []Node{x.Left, x.Right} {
 				if name := scannedTable(n); name != "" && bd.opt.Late != nil {
-					sink := bd.opt.Late(name)
+					sink := bd.opt.Late(name, n.Schema())
 					spec.Late[side] = func(t, w int64, row []any) { sink(window.LateRow{EventTime: t, Watermark: w, Row: row}) }
 				}
 			}
@@ -160,7 +162,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, ProcTime: x.ProcTime, Out: out}
 		if bd.opt.Late != nil {
 			if name := scannedTable(x.Left); name != "" {
-				j.Late = bd.opt.Late(name)
+				j.Late = bd.opt.Late(name, x.Left.Schema())
 			}
 		}
 		n := len(bd.df.Sources)
@@ -225,7 +227,7 @@ func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Outp
 	s := &window.Session{Gap: w.TVF.Args[0], TimeCol: w.TimeCol, PartCols: w.PartCols, Types: Types(w.Input.Schema()),
 		Eval: eval, OutTypes: outT, EmitOnClose: x.Window.EmitOnClose, Batch: bd.opt.Batch, Out: out}
 	if bd.opt.Late != nil {
-		s.Late = bd.opt.Late(w.TVF.Table)
+		s.Late = bd.opt.Late(lateTable(w), w.Input.Schema())
 	}
 	return bd.build(w.Input, bd.stateful(s, 0))
 }
@@ -249,6 +251,16 @@ func chain(n Node, stop Node, out exec.Output) (exec.Output, error) {
 		}
 	}
 	return exec.Output{}, fmt.Errorf("internal error: unexpected %T between a SESSION window and its aggregate", n)
+}
+
+// lateTable names the relation whose rows window w judges: the one under its input's
+// filters and projections (a CTE or logical view over a table passes on the table's rows,
+// each with its watermark), else the one its TVF names.
+func lateTable(w *Window) string {
+	if name := scannedTable(w.Input); name != "" {
+		return name
+	}
+	return w.TVF.Table
 }
 
 // scannedTable names the relation under a chain of single-input nodes, or "".

@@ -79,7 +79,17 @@ type Binder struct {
 	Streaming bool
 	ctes      []map[string]*ast.CommonTableExpression
 	corr      []*correlation
+	// refs are the catalog relations the statement names (Relations).
+	refs []*Relation
+	// at, while binding a logical view's query for a statement that names it, is where the
+	// statement names it: its expressions' run-time errors are placed there.
+	at *exec.Pos
 }
+
+// Relations returns the catalog relations (tables, views, system tables) the bound
+// statement names itself, in the order it names them; those it reads only through logical
+// views are not among them.
+func (b *Binder) Relations() []*Relation { return b.refs }
 
 func (b *Binder) errAt(n ast.Node, format string, args ...any) error {
 	return b.Stmt.ErrorAtPos(b.Stmt.PosOf(n), format, args...)
@@ -112,6 +122,9 @@ func (p builtAt) expr(x exec.Expr, err error) (exec.Expr, error) {
 // execPos is where n stands in the user's text, for the data errors raised at run time
 // (unknown without a statement).
 func (b *Binder) execPos(n ast.Node) exec.Pos {
+	if b.at != nil {
+		return *b.at
+	}
 	if b.Stmt == nil {
 		return exec.Pos{}
 	}

@@ -382,33 +382,48 @@ func (b *Binder) bindTableName(t *ast.TableName, alias string, outer *scope) (No
 		alias = t.Name.O
 	}
 	if w, ok := b.Stmt.Windows[t.Name.O]; ok {
-		return b.bindWindowTVF(w, alias)
+		return b.bindWindowTVF(w, alias, outer)
 	}
 	if t.Schema.L == "" {
 		if cte, ok := b.lookupCTE(name); ok {
-			if cte == nil {
-				return nil, nil, b.errName(name, "recursive CTEs are not supported")
-			}
-			node, err := b.bindQuery(cte.Query.Query, &scope{parent: outer})
-			if err != nil {
-				return nil, nil, err
-			}
-			var names []string
-			for _, c := range cte.ColNameList {
-				names = append(names, c.O)
-			}
-			return requalify(node, alias, names)
+			return b.bindCTE(cte, alias, b.Stmt.PosOfName(name), outer)
 		}
 	}
 	if t.AsOf != nil {
 		return nil, nil, b.errName(name, "FOR SYSTEM_TIME AS OF is only supported on the right side of a JOIN")
 	}
-	rel, err := b.relation(name)
+	return b.bindNamed(name, alias, b.Stmt.PosOfName(name))
+}
+
+// bindNamed binds a name of the catalog written at pos under alias: the scan of a table or
+// materialized view, or a logical view's query.
+func (b *Binder) bindNamed(name, alias string, pos sql.Pos) (Node, []Col, error) {
+	rel, err := b.relationAt(name, pos)
 	if err != nil {
 		return nil, nil, err
 	}
+	if rel.View != nil {
+		return b.expandView(rel, alias, pos)
+	}
 	s := scanOf(rel, alias)
 	return s, s.cols, nil
+}
+
+// bindCTE binds a CTE's query where it is named (at pos) under alias, its columns named by
+// the CTE's column list.
+func (b *Binder) bindCTE(cte *ast.CommonTableExpression, alias string, pos sql.Pos, outer *scope) (Node, []Col, error) {
+	if cte == nil {
+		return nil, nil, b.Stmt.ErrorAtPos(pos, "recursive CTEs are not supported")
+	}
+	node, err := b.bindQuery(cte.Query.Query, &scope{parent: outer})
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for _, c := range cte.ColNameList {
+		names = append(names, c.O)
+	}
+	return requalify(node, alias, names)
 }
 
 // bindOuterJoin binds LEFT, RIGHT and FULL joins and joins with USING or NATURAL.
@@ -568,20 +583,29 @@ func (b *Binder) bindSide(r ast.ResultSetNode, outer *scope) (Node, []Col, error
 }
 
 // bindWindowTVF binds TABLE(TUMBLE|HOP|CUMULATE|SESSION(TABLE t, DESCRIPTOR(c), ...)): the
-// table's columns plus window_start, window_end and window_time.
-func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, error) {
-	rel, err := b.relation(w.Table)
+// columns of t plus window_start, window_end and window_time. t is a CTE, a logical view
+// (their queries, as if written there: rows keep the watermarks they carry through filters
+// and projections, so the window judges them as over the table), a table or a materialized
+// view.
+func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string, outer *scope) (Node, []Col, error) {
+	var input Node
+	var incols []Col
+	var err error
+	if cte, ok := b.lookupCTE(w.Table); ok {
+		input, incols, err = b.bindCTE(cte, alias, w.TablePos, outer)
+	} else {
+		input, incols, err = b.bindNamed(w.Table, alias, w.TablePos)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	scan := scanOf(rel, alias)
-	in := &scope{cols: scan.cols}
+	in := &scope{cols: incols}
 	tc, err := in.resolve("", w.TimeCol)
 	if err != nil {
 		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s does not exist in %s", w.TimeCol, w.Table)
 	}
-	if scan.cols[tc].T.Kind != types.Timestamp {
-		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s must be TIMESTAMP(3), it is %s", w.TimeCol, scan.cols[tc].T)
+	if incols[tc].T.Kind != types.Timestamp {
+		return nil, nil, b.errName(w.TimeCol, "DESCRIPTOR column %s must be TIMESTAMP(3), it is %s", w.TimeCol, incols[tc].T)
 	}
 	var parts []int
 	for _, p := range w.PartitionBy {
@@ -592,11 +616,11 @@ func (b *Binder) bindWindowTVF(w *sql.WindowTVF, alias string) (Node, []Col, err
 		parts = append(parts, i)
 	}
 	q := strings.ToLower(alias)
-	cols := append(append([]Col{}, scan.cols...),
+	cols := append(append([]Col{}, incols...),
 		Col{Name: "window_start", Table: q, T: types.TTimestamp},
 		Col{Name: "window_end", Table: q, T: types.TTimestamp},
 		Col{Name: "window_time", Table: q, T: types.TTimestamp})
-	node := &Window{Input: scan, TVF: w, TimeCol: tc, PartCols: parts, cols: cols}
+	node := &Window{Input: input, TVF: w, TimeCol: tc, PartCols: parts, cols: cols}
 	return node, cols, nil
 }
 
@@ -663,6 +687,9 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 		return nil, nil, err
 	}
 	name := tn.Name.O
+	if rel.View != nil {
+		return nil, nil, b.Stmt.ErrorAtBefore(name, "FOR", "FOR SYSTEM_TIME AS OF needs a versioned table: %s is a view", name)
+	}
 	proc := false
 	if fc, ok := tn.AsOf.TsExpr.(*ast.FuncCallExpr); ok && fc.FnName.L == "proctime" {
 		proc = true

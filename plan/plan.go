@@ -55,6 +55,10 @@ type Relation struct {
 	// for good: the relation itself, or a table a view reads (see Untimed); "" when its
 	// watermark can advance.
 	Untimed string
+	// View, set for a logical view (CREATE VIEW), is its statement: the name stands for the
+	// statement's query, bound where it is named (Binder.expandView), so such a relation is
+	// never scanned and holds no rows.
+	View *sql.Stmt
 }
 
 // Catalog resolves relation names for the binder.

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -619,16 +620,49 @@ func scanOf(rel *Relation, alias string) *Scan {
 	return &Scan{Rel: rel, Alias: alias, cols: cols}
 }
 
+// relation resolves a name of the catalog, the error placed at the name's first occurrence
+// in the statement.
 func (b *Binder) relation(name string) (*Relation, error) {
+	return b.relationAt(name, b.Stmt.PosOfName(name))
+}
+
+// relationAt resolves a name of the catalog written at pos.
+func (b *Binder) relationAt(name string, pos sql.Pos) (*Relation, error) {
 	rel, ok := b.Cat.Relation(name)
 	if !ok {
 		msg := fmt.Sprintf("table %s not found", name)
 		if sim := catalog.Similar(name, b.Cat.RelationNames()); sim != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", sim)
 		}
-		return nil, b.errName(name, "%s", msg)
+		return nil, b.Stmt.ErrorAtPos(pos, "%s", msg)
 	}
+	b.refs = append(b.refs, rel)
 	return rel, nil
+}
+
+// expandView binds the query of logical view rel where the statement names it (at ref), as
+// a derived table under alias: with the view's own statement (its names, windows, column
+// lists), none of the naming query's CTEs or columns, and the naming statement's mode
+// (streaming or not) and EMIT. Errors in it, at bind or run time, are placed at ref: the
+// user's statement names the view there (the outermost one, for a view over a view).
+func (b *Binder) expandView(rel *Relation, alias string, ref sql.Pos) (Node, []Col, error) {
+	def := *rel.View
+	def.EmitOnClose = b.Stmt.EmitOnClose
+	at := exec.Pos{Line: ref.Line, Col: ref.Col}
+	if b.at != nil {
+		at = *b.at
+	}
+	vb := &Binder{Cat: b.Cat, Stmt: &def, Run: b.Run, Streaming: b.Streaming, at: &at}
+	node, err := vb.bindQuery(def.Node.(ast.ResultSetNode), &scope{})
+	if err != nil {
+		msg := err.Error()
+		var se *sql.Error
+		if errors.As(err, &se) {
+			msg = se.Msg
+		}
+		return nil, nil, &sql.Error{Line: at.Line, Col: at.Col, Msg: fmt.Sprintf("view %s: %s", rel.Name, msg)}
+	}
+	return requalify(node, alias, nil)
 }
 
 // windowOf returns the window TVF node under filters and projections (a subquery or CTE

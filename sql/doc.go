@@ -99,8 +99,10 @@
 // "VARCHAR(10)", "DECIMAL(10,2)", "TIMESTAMP(3)", "DOUBLE PRECISION". Use CastOf(e).
 //
 // CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS q [EMIT ON WINDOW
-// CLOSE | EMIT ON UPDATE] (Kind KindCreateView): Node is q alone, an
+// CLOSE | EMIT ON UPDATE] (Kind KindCreateView, Materialized): Node is q alone, an
 // *ast.SelectStmt or *ast.SetOprStmt; EmitOnClose is set by EMIT ON WINDOW CLOSE.
+// CREATE VIEW [IF NOT EXISTS] v AS q (a logical view) is the same Kind without
+// Materialized, options or EMIT.
 //
 // Statements TiDB lacks (SUBSCRIBE, FLUSH, CHECKPOINT, BACKUP TO, SET, CREATE /
 // DROP SINK, DROP MATERIALIZED VIEW, SHOW [MATERIALIZED] VIEWS, SHOW SINKS)

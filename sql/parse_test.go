@@ -226,15 +226,15 @@ func TestWindowTVF(t *testing.T) {
 		want  WindowTVF
 	}{
 		{"SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start", "",
-			WindowTVF{Kind: Tumble, Table: "bids", TimeCol: "ts", Args: []int64{10000}, Pos: Pos{1, 36}}},
+			WindowTVF{Kind: Tumble, Table: "bids", TablePos: Pos{1, 55}, TimeCol: "ts", Args: []int64{10000}, Pos: Pos{1, 36}}},
 		{"SELECT * FROM TABLE(HOP(TABLE bids, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '1' MINUTE)) AS w", "w",
-			WindowTVF{Kind: Hop, Table: "bids", TimeCol: "ts", Args: []int64{5000, 60000}, Pos: Pos{1, 15}}},
+			WindowTVF{Kind: Hop, Table: "bids", TablePos: Pos{1, 31}, TimeCol: "ts", Args: []int64{5000, 60000}, Pos: Pos{1, 15}}},
 		{"SELECT * FROM table(session(table bids partition by bidder, auction, descriptor(ts), interval '30' seconds)) w", "w",
-			WindowTVF{Kind: Session, Table: "bids", PartitionBy: []string{"bidder", "auction"}, TimeCol: "ts", Args: []int64{30000}, Pos: Pos{1, 15}}},
+			WindowTVF{Kind: Session, Table: "bids", TablePos: Pos{1, 35}, PartitionBy: []string{"bidder", "auction"}, TimeCol: "ts", Args: []int64{30000}, Pos: Pos{1, 15}}},
 		{"SELECT * FROM TABLE(SESSION(TABLE bids PARTITION BY (bidder), DESCRIPTOR(`ts`), INTERVAL 1 MINUTE))", "",
-			WindowTVF{Kind: Session, Table: "bids", PartitionBy: []string{"bidder"}, TimeCol: "ts", Args: []int64{60000}, Pos: Pos{1, 15}}},
+			WindowTVF{Kind: Session, Table: "bids", TablePos: Pos{1, 35}, PartitionBy: []string{"bidder"}, TimeCol: "ts", Args: []int64{60000}, Pos: Pos{1, 15}}},
 		{"SELECT * FROM TABLE(CUMULATE(TABLE bids, DESCRIPTOR(ts), INTERVAL '1' HOUR, INTERVAL '1' DAY))", "",
-			WindowTVF{Kind: Cumulate, Table: "bids", TimeCol: "ts", Args: []int64{3600000, 86400000}, Pos: Pos{1, 15}}},
+			WindowTVF{Kind: Cumulate, Table: "bids", TablePos: Pos{1, 36}, TimeCol: "ts", Args: []int64{3600000, 86400000}, Pos: Pos{1, 15}}},
 	}
 	for _, c := range cases {
 		s := parseOne(t, c.q)
@@ -372,7 +372,7 @@ func TestCreateView(t *testing.T) {
   GROUP BY window_start, window_end, auction
   EMIT ON WINDOW CLOSE`
 	s := parseOne(t, q)
-	if s.Kind != KindCreateView || s.Name != "v" || !s.IfNotExists || !s.EmitOnClose {
+	if s.Kind != KindCreateView || s.Name != "v" || !s.IfNotExists || !s.EmitOnClose || !s.Materialized {
 		t.Errorf("view %+v", s)
 	}
 	if _, ok := s.Node.(*ast.SelectStmt); !ok {
@@ -415,6 +415,32 @@ func TestCreateView(t *testing.T) {
 	}
 }
 
+// CREATE VIEW is a logical view: the same statement without MATERIALIZED, options or EMIT.
+func TestCreateLogicalView(t *testing.T) {
+	s := parseOne(t, "CREATE VIEW IF NOT EXISTS v AS SELECT a FROM t WHERE a > 0")
+	if s.Kind != KindCreateView || s.Materialized || s.Name != "v" || !s.IfNotExists {
+		t.Errorf("view %+v", s)
+	}
+	if _, ok := s.Node.(*ast.SelectStmt); !ok {
+		t.Errorf("Node %T", s.Node)
+	}
+	s = parseOne(t, "create view u as select a from t union all select a from t2")
+	if _, ok := s.Node.(*ast.SetOprStmt); !ok || s.Materialized || s.IfNotExists {
+		t.Errorf("union view %T %+v", s.Node, s)
+	}
+	for q, want := range map[string]string{
+		"CREATE VIEW v WITH (a = 1) AS SELECT 1":                "CREATE VIEW takes no WITH options: a view stores nothing (options belong to CREATE MATERIALIZED VIEW) at line 1, column 15",
+		"CREATE VIEW v AS SELECT k FROM t EMIT ON WINDOW CLOSE": "a view takes no EMIT clause: it emits nothing (EMIT belongs to CREATE MATERIALIZED VIEW) at line 1, column 34",
+		"CREATE VIEW v SELECT 1":                                "expected AS after CREATE VIEW v at line 1, column 15",
+		"CREATE VIEW v AS":                                      "expected a query after AS at line 1, column 17",
+		"CREATE VIEW v AS INSERT INTO t VALUES (1)":             "expected a SELECT query after AS at line 1, column 18",
+	} {
+		if _, err := Parse(q); err == nil || err.Error() != want {
+			t.Errorf("%s:\n got %v\nwant %s", q, err, want)
+		}
+	}
+}
+
 func TestOwnStatements(t *testing.T) {
 	cases := []struct {
 		q    string
@@ -432,18 +458,18 @@ func TestOwnStatements(t *testing.T) {
 		{"SET `a`.b = on", Stmt{Kind: KindSet, Options: []Option{{"a.b", "on", Pos{1, 5}}}}},
 		{"SET Watermark.Idle_Timeout TO '5s'", Stmt{Kind: KindSet, Options: []Option{{"watermark.idle_timeout", "5s", Pos{1, 5}}}}},
 		{"SHOW VIEWS", Stmt{Kind: KindShowViews}},
-		{"show materialized views", Stmt{Kind: KindShowViews}},
+		{"show materialized views", Stmt{Kind: KindShowViews, Materialized: true}},
 		{"SHOW SINKS", Stmt{Kind: KindShowSinks}},
 		{"CREATE SINK s FROM v WITH (connector = 'kafka', topic = 'out')", Stmt{Kind: KindCreateSink, Name: "s", From: "v",
 			Options: []Option{{"connector", "kafka", Pos{1, 28}}, {"topic", "out", Pos{1, 49}}}}},
 		{"CREATE SINK IF NOT EXISTS s FROM v", Stmt{Kind: KindCreateSink, Name: "s", From: "v", IfNotExists: true}},
 		{"DROP SINK IF EXISTS s", Stmt{Kind: KindDropSink, Name: "s", IfExists: true}},
-		{"DROP MATERIALIZED VIEW v", Stmt{Kind: KindDropView, Name: "v"}},
-		{"DROP MATERIALIZED VIEW IF EXISTS v", Stmt{Kind: KindDropView, Name: "v", IfExists: true}},
+		{"DROP MATERIALIZED VIEW v", Stmt{Kind: KindDropView, Name: "v", Materialized: true}},
+		{"DROP MATERIALIZED VIEW IF EXISTS v", Stmt{Kind: KindDropView, Name: "v", IfExists: true, Materialized: true}},
 	}
 	for _, c := range cases {
 		s := parseOne(t, c.q)
-		got := Stmt{Kind: s.Kind, Name: s.Name, From: s.From, Path: s.Path, IfExists: s.IfExists, IfNotExists: s.IfNotExists, Options: s.Options}
+		got := Stmt{Kind: s.Kind, Name: s.Name, From: s.From, Path: s.Path, IfExists: s.IfExists, IfNotExists: s.IfNotExists, Materialized: s.Materialized, Options: s.Options}
 		if !reflect.DeepEqual(got, c.want) || s.Node != nil {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.q, got, c.want)
 		}

@@ -1236,6 +1236,7 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		return 0, r.errAt(k, "%s", usage)
 	}
 	k++
+	w.TablePos = posAt(r.src, r.at(k).off)
 	if w.Table, err = name(); err != nil {
 		return 0, err
 	}

@@ -34,8 +34,8 @@ type Kind int
 const (
 	KindTiDB         Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
 	KindCreateTable              // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
-	KindCreateView               // CREATE MATERIALIZED VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Options, EmitOnClose
-	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists
+	KindCreateView               // CREATE [MATERIALIZED] VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Materialized, Options, EmitOnClose
+	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists, Materialized (DROP VIEW is TiDB's *ast.DropTableStmt with IsView)
 	KindCreateSink               // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
 	KindDropSink                 // DROP SINK [IF EXISTS] name: Name, IfExists
 	KindSubscribe                // SUBSCRIBE [TO] name [WITH (...)]: Name, Options
@@ -43,7 +43,7 @@ const (
 	KindCheckpoint               // CHECKPOINT
 	KindBackup                   // BACKUP TO 'dir': Path
 	KindSet                      // SET 'k' = 'v' | SET k = v | SET k TO v: Options (exactly one)
-	KindShowViews                // SHOW [MATERIALIZED] VIEWS
+	KindShowViews                // SHOW [MATERIALIZED] VIEWS: Materialized
 	KindShowSinks                // SHOW SINKS
 	KindInsertValues             // INSERT INTO Name [(Columns)] VALUES Rows of plain literals (no Node: the fast path)
 )
@@ -81,6 +81,7 @@ func (k WindowKind) String() string { return windowKindNames[k] }
 type WindowTVF struct {
 	Kind        WindowKind
 	Table       string   // TABLE t (unqualified name, as written)
+	TablePos    Pos      // of the name t
 	PartitionBy []string // SESSION(TABLE t PARTITION BY a, b, ...)
 	TimeCol     string   // DESCRIPTOR(c)
 	Args        []int64  // intervals in ms, as written: TUMBLE(size) HOP(slide, size) SESSION(gap) CUMULATE(step, size)
@@ -96,6 +97,7 @@ type Stmt struct {
 	IfNotExists      bool
 	IfExists         bool
 	EmitOnClose      bool // EMIT ON WINDOW CLOSE (EMIT ON UPDATE, the default, leaves it false)
+	Materialized     bool // the statement says MATERIALIZED: CREATE, DROP and SHOW of materialized views (CREATE VIEW: a logical view)
 	Explain          bool // KindCreateView: EXPLAIN CREATE MATERIALIZED VIEW (plan only)
 	Options          []Option
 	Watermark        *Watermark
@@ -116,13 +118,19 @@ type Stmt struct {
 // or at the statement start if there is none. For binder errors such as
 // "unknown column x".
 func (s *Stmt) ErrorAt(name string, format string, args ...any) *Error {
+	return s.ErrorAtPos(s.PosOfName(name), format, args...)
+}
+
+// PosOfName is the position of the first identifier token of this statement equal to name
+// (see ErrorAt), or the statement's position.
+func (s *Stmt) PosOfName(name string) Pos {
 	parts := strings.Split(name, ".") // a qualified name (system.views) is found part by part
 	for i := range s.toks {
 		if s.namesAt(i, parts) {
-			return errAtOff(s.src, s.toks[i].off, format, args...)
+			return posAt(s.src, s.toks[i].off)
 		}
 	}
-	return s.ErrorAtPos(s.Pos, format, args...)
+	return s.Pos
 }
 
 // ErrorAtBefore is ErrorAt at the first occurrence of name followed by the word next (the

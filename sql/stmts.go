@@ -19,16 +19,18 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 	var err *Error
 	switch {
 	case w(0).is("CREATE") && w(1).is("MATERIALIZED") && w(2).is("VIEW"):
-		err = r.createView(st)
+		err = r.createView(st, true)
+	case w(0).is("CREATE") && w(1).is("VIEW"):
+		err = r.createView(st, false)
 	case w(0).is("EXPLAIN") && w(1).is("CREATE") && w(2).is("MATERIALIZED") && w(3).is("VIEW"):
 		st.Explain = true
-		err = newRewriter(src, toks[1:]).createView(st)
+		err = newRewriter(src, toks[1:]).createView(st, true)
 	case w(0).is("CREATE") && w(1).is("SINK"):
 		err = r.createSink(st)
 	case w(0).is("CREATE") && (w(1).is("TABLE") || w(1).is("TEMPORARY") && w(2).is("TABLE")):
 		err = r.createTable(st)
 	case w(0).is("DROP") && w(1).is("MATERIALIZED") && w(2).is("VIEW"):
-		st.Kind = KindDropView
+		st.Kind, st.Materialized = KindDropView, true
 		st.IfExists, st.Name, err = r.dropNamed(3, "view", "DROP MATERIALIZED VIEW")
 	case w(0).is("DROP") && w(1).is("SINK"):
 		st.Kind = KindDropSink
@@ -50,7 +52,7 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 	case w(0).is("SHOW") && w(1).is("VIEWS"):
 		st.Kind, err = KindShowViews, r.end(2, "SHOW VIEWS")
 	case w(0).is("SHOW") && w(1).is("MATERIALIZED") && w(2).is("VIEWS"):
-		st.Kind, err = KindShowViews, r.end(3, "SHOW MATERIALIZED VIEWS")
+		st.Kind, st.Materialized, err = KindShowViews, true, r.end(3, "SHOW MATERIALIZED VIEWS")
 	case w(0).is("SHOW") && w(1).is("SINKS"):
 		st.Kind, err = KindShowSinks, r.end(2, "SHOW SINKS")
 	case fastInsert(st, toks):
@@ -245,23 +247,31 @@ func (r *rewriter) emitClause(i int) bool {
 		first.is("ON") && len(rest) > 1 && (rest[1].is("UPDATE") || rest[1].is("WINDOW"))
 }
 
-// createView: CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS query [EMIT ...].
-func (r *rewriter) createView(st *Stmt) *Error {
-	st.Kind = KindCreateView
-	var k int
-	st.IfNotExists, k = r.ifExists(3, true)
+// createView: CREATE MATERIALIZED VIEW [IF NOT EXISTS] v [WITH (...)] AS query [EMIT ...],
+// or, not materialized, CREATE VIEW [IF NOT EXISTS] v AS query: a name for the query, which
+// takes neither options nor an EMIT clause (it stores nothing and emits nothing).
+func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
+	st.Kind, st.Materialized = KindCreateView, materialized
+	stmt, k := "CREATE MATERIALIZED VIEW", 3
+	if !materialized {
+		stmt, k = "CREATE VIEW", 2
+	}
+	st.IfNotExists, k = r.ifExists(k, true)
 	var err *Error
-	if st.Name, err = r.name(k, "view", "CREATE MATERIALIZED VIEW"); err != nil {
+	if st.Name, err = r.name(k, "view", stmt); err != nil {
 		return err
 	}
 	k++
-	if r.at(k).is("WITH") {
+	if r.at(k).is("WITH") && k < len(r.toks) {
+		if !materialized {
+			return r.errAt(k, "CREATE VIEW takes no WITH options: a view stores nothing (options belong to CREATE MATERIALIZED VIEW)")
+		}
 		if st.Options, k, err = r.options(k + 1); err != nil {
 			return err
 		}
 	}
 	if !r.at(k).is("AS") || k >= len(r.toks) {
-		return r.errAt(k, "expected AS after CREATE MATERIALIZED VIEW %s", st.Name)
+		return r.errAt(k, "expected AS after %s %s", stmt, st.Name)
 	}
 	q := k + 1
 	e := len(r.toks)
@@ -278,6 +288,8 @@ func (r *rewriter) createView(st *Stmt) *Error {
 	}
 	if e < len(r.toks) {
 		switch {
+		case !materialized:
+			return r.errAt(e, "a view takes no EMIT clause: it emits nothing (EMIT belongs to CREATE MATERIALIZED VIEW)")
 		case r.at(e+1).is("ON") && r.at(e+2).is("WINDOW") && r.at(e+3).is("CLOSE") && e+4 == len(r.toks):
 			st.EmitOnClose = true
 		case r.at(e+1).is("ON") && r.at(e+2).is("UPDATE") && e+3 == len(r.toks):

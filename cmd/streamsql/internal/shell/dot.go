@@ -9,7 +9,7 @@ import (
 
 const helpText = `.help                 show this help
 .tables               list tables (SHOW TABLES)
-.views                list materialized views (SHOW VIEWS)
+.views                list views (SHOW VIEWS)
 .schema [NAME]        describe a table or view, or all tables
 .watermarks           current watermarks (system.watermarks)
 .late [VIEW]          late rows kept, optionally for one view (system.late_rows)
