@@ -652,6 +652,16 @@ func (b *Binder) expandView(rel *Relation, alias string, ref sql.Pos) (Node, []C
 	if b.at != nil {
 		at = *b.at
 	}
+	if len(def.Windows) > 0 {
+		// A window's own place (plan.Build's errors about it) is the view's too.
+		ws := make(map[string]*sql.WindowTVF, len(def.Windows))
+		for k, w := range def.Windows {
+			c := *w
+			c.Pos = sql.Pos{Line: at.Line, Col: at.Col}
+			ws[k] = &c
+		}
+		def.Windows = ws
+	}
 	vb := &Binder{Cat: b.Cat, Stmt: &def, Run: b.Run, Streaming: b.Streaming, at: &at}
 	node, err := vb.bindQuery(def.Node.(ast.ResultSetNode), &scope{})
 	if err != nil {
