@@ -338,6 +338,9 @@ func (b *Binder) bindTableRef(r ast.ResultSetNode, outer *scope) (Node, []Col, e
 			}
 			names := b.Stmt.ColumnLists[n.AsName.L]
 			if len(names) > len(node.Schema()) {
+				if n.AsName.L == sql.ViewColumns {
+					return nil, nil, b.errName(b.Stmt.Name, "the query of view %s has %d columns but its column list names %d", b.Stmt.Name, len(node.Schema()), len(names))
+				}
 				return nil, nil, b.errName(alias, "%s has %d columns but its column list names %d", alias, len(node.Schema()), len(names))
 			}
 			return requalify(node, alias, names)

@@ -261,7 +261,14 @@ func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
 	if st.Name, err = r.name(k, "view", stmt); err != nil {
 		return err
 	}
-	k++
+	var columns []string // CREATE VIEW v (a, b) AS: the query's columns renamed
+	if r.at(k + 1).op("(") {
+		if columns, k, err = r.columnList(k); err != nil {
+			return err
+		}
+	} else {
+		k++
+	}
 	if r.at(k).is("WITH") && k < len(r.toks) {
 		if !materialized {
 			return r.errAt(k, "CREATE VIEW takes no WITH options: a view stores nothing (options belong to CREATE MATERIALIZED VIEW)")
@@ -300,8 +307,28 @@ func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
 	if q >= e {
 		return r.errAt(q, "expected a query after AS")
 	}
-	if err := r.tidbRange(st, q, e); err != nil {
-		return err
+	if !r.at(q).is("SELECT") && !r.at(q).is("WITH") && !r.at(q).op("(") && !r.at(q).is("VALUES") {
+		return r.errAt(q, "expected a SELECT query after AS")
+	}
+	if columns == nil {
+		if err := r.tidbRange(st, q, e); err != nil {
+			return err
+		}
+	} else {
+		// The query as a derived table with the column list, as FROM (query) t(a, b) is.
+		r.reset()
+		r.syn("SELECT * FROM (", r.toks[q].off)
+		if err := r.rewriteRange(q, e); err != nil {
+			return err
+		}
+		r.syn(") `"+ViewColumns+"`", r.toks[e-1].end)
+		if r.colList == nil {
+			r.colList = map[string][]string{}
+		}
+		r.colList[ViewColumns] = columns
+		if err := r.finish(st, q, e); err != nil {
+			return err
+		}
 	}
 	switch st.Node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
@@ -309,6 +336,10 @@ func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
 	}
 	return r.errAt(q, "expected a SELECT query after AS")
 }
+
+// ViewColumns is the derived table that gives a view's query its column list (CREATE VIEW
+// v (a, b) AS query is SELECT * FROM (query) __sx_view_columns(a, b)).
+const ViewColumns = "__sx_view_columns"
 
 // createSink: CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)].
 func (r *rewriter) createSink(st *Stmt) *Error {
