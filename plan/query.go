@@ -402,9 +402,6 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	as := &aggScope{input: in}
 	var pre []exec.Expr
 	var preCols []Col
-	if sel.GroupBy != nil && sel.GroupBy.Rollup {
-		return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("ROLLUP"), "GROUP BY ... WITH ROLLUP is not supported: UNION ALL a query per grouping for the subtotals")
-	}
 	var sets [][]int  // GROUPING SETS, ROLLUP, CUBE: each set's GROUP BY items
 	var itemKey []int // each GROUP BY item's key
 	if sel.GroupBy != nil {
@@ -452,6 +449,18 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 			as.keyCols = append(as.keyCols, keyCol)
 			pre = append(pre, x)
 			preCols = append(preCols, Col{Name: name, Table: table, T: x.Type()})
+		}
+	}
+	if sel.GroupBy != nil && sel.GroupBy.Rollup && sets != nil {
+		return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("ROLLUP"), "WITH ROLLUP cannot be combined with GROUPING SETS, ROLLUP or CUBE")
+	}
+	if sel.GroupBy != nil && sel.GroupBy.Rollup { // MySQL's GROUP BY a, b WITH ROLLUP: ROLLUP (a, b)
+		for n := len(itemKey); n >= 0; n-- {
+			set := make([]int, n)
+			for i := range set {
+				set[i] = i
+			}
+			sets = append(sets, set)
 		}
 	}
 	as.nkeys = len(pre)
