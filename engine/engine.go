@@ -404,6 +404,8 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 		return e.dropSink(s)
 	case sql.KindShowSinks:
 		return namesResult(e.cat.Names(catalog.KindSink)), nil
+	case sql.KindShowCreate:
+		return e.showCreate(s)
 	}
 	switch n := s.Node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/plan"
 	"github.com/streamsql/streamsql/sql"
@@ -210,6 +212,22 @@ func (e *Engine) show(s *sql.Stmt, n *ast.ShowStmt) (*Result, error) {
 		return e.describe(rel), nil
 	}
 	return nil, s.ErrorAtPos(s.Pos, "this SHOW statement is not supported")
+}
+
+// showCreate is SHOW CREATE {TABLE | [MATERIALIZED] VIEW | SINK} name: the statement that
+// made it, as it was written (one row: name, create_statement). VIEW names a view of either
+// kind, as DROP VIEW does.
+func (e *Engine) showCreate(s *sql.Stmt) (*Result, error) {
+	kinds := map[string][]catalog.Kind{
+		"TABLE": {catalog.KindTable}, "VIEW": {catalog.KindView, catalog.KindLogicalView},
+		"MATERIALIZED VIEW": {catalog.KindView}, "SINK": {catalog.KindSink},
+	}[s.From]
+	ent, ok := e.cat.Lookup(s.Name)
+	if !ok || !slices.Contains(kinds, ent.Kind) {
+		return nil, s.ErrorAt(s.Name, "%s %s does not exist", strings.ToLower(s.From), s.Name)
+	}
+	cols := []Column{{Name: "name", Type: types.TVarchar}, {Name: "create_statement", Type: types.TVarchar}}
+	return rowsResult(cols, [][]any{{ent.Name, ent.SQL}}), nil
 }
 
 func (e *Engine) describe(rel *plan.Relation) *Result {

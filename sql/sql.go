@@ -45,6 +45,7 @@ const (
 	KindSet                      // SET 'k' = 'v' | SET k = v | SET k TO v: Options (exactly one)
 	KindShowViews                // SHOW [MATERIALIZED] VIEWS: Materialized
 	KindShowSinks                // SHOW SINKS
+	KindShowCreate               // SHOW CREATE {TABLE | [MATERIALIZED] VIEW | SINK} Name: From is the kind word
 	KindInsertValues             // INSERT INTO Name [(Columns)] VALUES Rows of plain literals (no Node: the fast path)
 )
 

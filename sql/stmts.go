@@ -55,6 +55,8 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 		st.Kind, st.Materialized, err = KindShowViews, true, r.end(3, "SHOW MATERIALIZED VIEWS")
 	case w(0).is("SHOW") && w(1).is("SINKS"):
 		st.Kind, err = KindShowSinks, r.end(2, "SHOW SINKS")
+	case w(0).is("SHOW") && w(1).is("CREATE"):
+		err = r.showCreate(st)
 	case fastInsert(st, toks):
 	case w(0).is("VALUES") && w(1).op("("):
 		// A VALUES statement is the query SELECT * FROM (VALUES ...) [ORDER BY ...].
@@ -340,6 +342,27 @@ func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
 // ViewColumns is the derived table that gives a view's query its column list (CREATE VIEW
 // v (a, b) AS query is SELECT * FROM (query) __sx_view_columns(a, b)).
 const ViewColumns = "__sx_view_columns"
+
+// showCreate: SHOW CREATE {TABLE | VIEW | MATERIALIZED VIEW | SINK} name.
+func (r *rewriter) showCreate(st *Stmt) *Error {
+	st.Kind = KindShowCreate
+	k := 2
+	switch {
+	case r.at(k).is("TABLE"), r.at(k).is("VIEW"), r.at(k).is("SINK"):
+		st.From = strings.ToUpper(r.toks[k].raw)
+		k++
+	case r.at(k).is("MATERIALIZED") && r.at(k+1).is("VIEW"):
+		st.From = "MATERIALIZED VIEW"
+		k += 2
+	default:
+		return r.errAt(k, "expected SHOW CREATE TABLE, VIEW, MATERIALIZED VIEW or SINK")
+	}
+	var err *Error
+	if st.Name, err = r.name(k, strings.ToLower(st.From), "SHOW CREATE "+st.From); err != nil {
+		return err
+	}
+	return r.end(k+1, "SHOW CREATE "+st.From+" "+st.Name)
+}
 
 // createSink: CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)].
 func (r *rewriter) createSink(st *Stmt) *Error {
