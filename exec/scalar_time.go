@@ -215,11 +215,20 @@ func newDateTrunc(args []Expr) (Expr, error) {
 	}}, nil
 }
 
-// timestampDiffUnits are the units of timestampdiff_<unit>, with their length in
-// milliseconds (0: counted on the calendar, in months).
-var timestampDiffUnits = map[string]int64{
+// timestampUnits are the units of timestampdiff_<unit> and timestampadd_<unit>, with their
+// length in milliseconds (0: counted on the calendar, in months; -1000: a microsecond).
+var timestampUnits = map[string]int64{
 	"microsecond": -1000, "millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
 	"day": types.MsPerDay, "week": 7 * types.MsPerDay, "month": 0, "quarter": 0, "year": 0,
+}
+
+// timestampUnit is unit's length in timestampUnits, or fn's error naming the units.
+func timestampUnit(fn, unit string) (int64, error) {
+	step, ok := timestampUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("%s(%s, ...) is not supported; units: MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", strings.ToUpper(fn), strings.ToUpper(unit))
+	}
+	return step, nil
 }
 
 // newTimestampDiff is TIMESTAMPDIFF(unit, a, b) (Flink, MySQL): the whole units from a to b,
@@ -227,9 +236,9 @@ var timestampDiffUnits = map[string]int64{
 // whole once b's day and time of month reach a's.
 func newTimestampDiff(unit string, args []Expr) (Expr, error) {
 	name := "timestampdiff"
-	step, ok := timestampDiffUnits[unit]
-	if !ok {
-		return nil, fmt.Errorf("TIMESTAMPDIFF(%s, ...) is not supported; units: MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", strings.ToUpper(unit))
+	step, err := timestampUnit(name, unit)
+	if err != nil {
+		return nil, err
 	}
 	if err := argCount(name, args, 2, 2); err != nil {
 		return nil, err
@@ -276,9 +285,9 @@ func newTimestampDiff(unit string, args []Expr) (Expr, error) {
 // is February's last day).
 func newTimestampAdd(unit string, args []Expr) (Expr, error) {
 	name := "timestampadd"
-	step, ok := timestampDiffUnits[unit]
-	if !ok {
-		return nil, fmt.Errorf("TIMESTAMPADD(%s, ...) is not supported; units: MICROSECOND, MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", strings.ToUpper(unit))
+	step, err := timestampUnit(name, unit)
+	if err != nil {
+		return nil, err
 	}
 	if err := argCount(name, args, 2, 2); err != nil {
 		return nil, err
