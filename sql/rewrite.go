@@ -163,7 +163,8 @@ func (r *rewriter) findWraps() *wraps {
 // reserves it: LAG, LEAD, RANK and ROW_NUMBER-like calls are names unless called; KEY unless
 // after PRIMARY, FOREIGN or UNIQUE; PARTITION unless before BY; ROWS and RANGE unless they
 // start a window frame; ROW unless after CURRENT or called; VALUES unless before a row;
-// INDEX unless after CREATE or UNIQUE; INTERVAL unless before a literal; READ and SQL always.
+// INDEX unless after CREATE or UNIQUE; INTERVAL unless before a literal; READ and SQL always;
+// GROUPS, like ROWS, unless it starts a window frame.
 func (r *rewriter) isName(k int, up string) bool {
 	prev, next := r.at(k-1), r.at(k+1)
 	switch up {
@@ -173,7 +174,7 @@ func (r *rewriter) isName(k int, up string) bool {
 		return !prev.is("PRIMARY") && !prev.is("FOREIGN") && !prev.is("UNIQUE")
 	case "PARTITION":
 		return !next.is("BY")
-	case "ROWS", "RANGE":
+	case "ROWS", "RANGE", "GROUPS":
 		return !next.is("BETWEEN") && !next.is("UNBOUNDED") && !next.is("CURRENT") && !next.is("INTERVAL") && next.kind != tkNumber
 	case "ROW":
 		return !prev.is("CURRENT") && !next.op("(")
