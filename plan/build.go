@@ -203,7 +203,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 // input and evaluates, per session, the operators between the window and the aggregate
 // plus the aggregate itself (in batch mode) over the session's rows.
 func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Output) error {
-	w := windowOf(x.Input.(*Project).Input)
+	w := windowOf(x.Input)
 	outT := Types(x.Schema())
 	eval := func(b *exec.Batch) (*exec.Batch, error) {
 		coll := &exec.Collector{Types: outT, Ordered: true}
