@@ -1259,7 +1259,8 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 				return 0, err
 			}
 			w.PartitionBy = append(w.PartitionBy, col)
-			if !r.at(k).op(",") || !paren && r.at(k+1).is("DESCRIPTOR") {
+			// Unparenthesized, the list ends at the comma before DESCRIPTOR, named or not.
+			if !r.at(k).op(",") || !paren && (r.at(k+1).is("DESCRIPTOR") || r.at(k+2).op("=>")) {
 				break
 			}
 			k++
