@@ -3,6 +3,7 @@ package exec
 import (
 	"cmp"
 	"math"
+	"math/big"
 	"sort"
 
 	"github.com/streamsql/streamsql/types"
@@ -41,7 +42,8 @@ type Bound struct {
 	Kind BoundKind
 	// Offset is n of n PRECEDING or n FOLLOWING: rows (an int64) with ROWS; with RANGE, a
 	// distance in the ORDER BY key's physical values (an int64: milliseconds for a
-	// TIMESTAMP, days for a DATE, the unscaled value for a DECIMAL; a float64 for a DOUBLE).
+	// TIMESTAMP, days for a DATE, the unscaled value for a DECIMAL, or a Fraction of one; a
+	// float64 for a DOUBLE).
 	Offset any
 }
 
@@ -489,10 +491,12 @@ func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, firs
 }
 
 // compareShifted compares x with v - off (back) or v + off, exactly: int64s without
-// overflow, float64s as floats.
+// overflow (a Fraction off in 128 bits), float64s as floats ordered as CompareValues orders
+// them (NaN after everything, a peer of NaN only).
 func compareShifted(x, v, off any, back bool) int {
-	if xv, ok := x.(int64); ok {
-		vv, o := v.(int64), off.(int64)
+	switch o := off.(type) {
+	case int64:
+		xv, vv := x.(int64), v.(int64)
 		var t int64
 		var over bool
 		if back {
@@ -507,12 +511,30 @@ func compareShifted(x, v, off any, back bool) int {
 			return -1
 		}
 		return cmp.Compare(xv, t)
+	case Fraction:
+		// x * 10^shift against v * 10^shift -/+ o.V, in big integers (only such offsets).
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(o.Shift)), nil)
+		xs := new(big.Int).Mul(big.NewInt(x.(int64)), p)
+		t := new(big.Int).Mul(big.NewInt(v.(int64)), p)
+		if back {
+			t.Sub(t, big.NewInt(o.V))
+		} else {
+			t.Add(t, big.NewInt(o.V))
+		}
+		return xs.Cmp(t)
 	}
 	xf, vf, of := x.(float64), v.(float64), off.(float64)
 	if back {
-		return cmp.Compare(xf, vf-of)
+		return compareFloat(xf, vf-of)
 	}
-	return cmp.Compare(xf, vf+of)
+	return compareFloat(xf, vf+of)
+}
+
+// Fraction is a RANGE offset finer than its integer key's unit: V / 10^Shift units (a
+// DECIMAL(6,2) key's 0.019 is V 19, Shift 1).
+type Fraction struct {
+	V     int64
+	Shift int
 }
 
 // frameTree holds partial aggregates of a partition's rows, a segment tree: leaf n+j is row j,

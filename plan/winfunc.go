@@ -228,28 +228,50 @@ func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool
 	if err != nil {
 		return nil, err
 	}
-	if _, isConst := x.(*exec.Const); !isConst {
-		return nil, b.errAt(w, "a RANGE frame's offset must be a constant")
+	c, isConst := x.(*exec.Const)
+	if !isConst || c.V == nil {
+		return nil, b.errAt(w, "a RANGE frame's offset must be a constant number")
 	}
-	if x, err = exec.Coerce(x, keyT); err != nil {
-		return nil, b.wrap(w, err)
+	if keyT.Phys() == types.PhysFloat64 {
+		d, err := exec.Coerce(c, types.TDouble)
+		if err != nil {
+			return nil, b.wrap(w, err)
+		}
+		v, err := exec.EvalConst(d)
+		if err != nil {
+			return nil, b.wrap(w, err)
+		}
+		if v.(float64) < 0 {
+			return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+		}
+		return v, nil
 	}
-	v, err := exec.EvalConst(x)
-	if err != nil {
-		return nil, b.wrap(w, err)
+	// An exact key (integer or DECIMAL): the offset in the key's unit, however wide — or a
+	// Fraction of it, when it has more decimals than the key.
+	scale := 0
+	switch {
+	case c.T.IsInteger():
+	case c.T.Kind == types.Decimal:
+		scale = int(c.T.Scale)
+	default:
+		return nil, b.errAt(w, "a RANGE frame over a %s needs an integer or DECIMAL offset, got %s", keyT, c.T)
 	}
-	if v == nil || exec.CompareValues(v, zeroOf(v)) < 0 {
+	v := c.V.(int64)
+	if v < 0 {
 		return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
 	}
-	return v, nil
-}
-
-// zeroOf is the zero of a physical numeric value's type.
-func zeroOf(v any) any {
-	if _, ok := v.(float64); ok {
-		return 0.0
+	keyScale := 0
+	if keyT.Kind == types.Decimal {
+		keyScale = int(keyT.Scale)
 	}
-	return int64(0)
+	if scale > keyScale {
+		return exec.Fraction{V: v, Shift: scale - keyScale}, nil
+	}
+	mul := types.Pow10[keyScale-scale]
+	if v > math.MaxInt64/mul {
+		return nil, b.errAt(w, "a RANGE frame's offset is out of range")
+	}
+	return v * mul, nil
 }
 
 // windowArgs binds a window function's arguments into r and returns its result type.
