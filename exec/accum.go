@@ -608,8 +608,10 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 				// The extreme's last copy left: the next one is found among the rest.
 				delete(m, k)
 				e.val[g] = nil
-				for k := range m {
-					if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
+				for k, n := range m {
+					// (n < 0: a retraction of a value the group never held, which only
+					// a TTL's forgotten rows bring about.)
+					if x := multisetValue(k); n > 0 && (e.val[g] == nil || e.better(x, e.val[g])) {
 						e.val[g] = x
 					}
 				}

@@ -565,6 +565,18 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	if h.spilled && len(h.groups) > spillResident {
 		h.evictAll()
 	}
+	if h.TTL > 0 {
+		// A group left with no rows is cleared, as Flink clears it: a retraction applied to
+		// a key's fresh state after its row was forgotten (skipForgotten) cannot leave
+		// sums of rows it no longer holds behind.
+		var empty []int32
+		for _, g := range h.touched {
+			if h.counts[g] == 0 && !h.isAlways(g) {
+				empty = append(empty, g)
+			}
+		}
+		h.release(empty)
+	}
 	return h.Out.EmitBatch(out)
 }
 
