@@ -59,16 +59,10 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 		err = r.showCreate(st)
 	case fastInsert(st, toks):
 	case w(0).is("VALUES") && w(1).op("("):
-		// A VALUES statement is the query SELECT * FROM (VALUES ...) [ORDER BY ...].
 		st.Kind = KindTiDB
 		r.reset()
-		r.syn("SELECT * FROM (", toks[0].off)
-		var k int
-		if k, err = r.valuesRows(0, len(toks), nil); err == nil {
-			r.syn(") AS `__sx_values`", r.offOf(k))
-			if err = r.rewriteRange(k, len(toks)); err == nil {
-				err = r.finish(st, 0, len(toks))
-			}
+		if err = r.query(0, len(toks)); err == nil {
+			err = r.finish(st, 0, len(toks))
 		}
 	default:
 		st.Kind = KindTiDB
@@ -312,31 +306,44 @@ func (r *rewriter) createView(st *Stmt, materialized bool) *Error {
 	if !r.at(q).is("SELECT") && !r.at(q).is("WITH") && !r.at(q).op("(") && !r.at(q).is("VALUES") {
 		return r.errAt(q, "expected a SELECT query after AS")
 	}
-	if columns == nil {
-		if err := r.tidbRange(st, q, e); err != nil {
-			return err
-		}
-	} else {
+	r.reset()
+	if columns != nil {
 		// The query as a derived table with the column list, as FROM (query) t(a, b) is.
-		r.reset()
 		r.syn("SELECT * FROM (", r.toks[q].off)
-		if err := r.rewriteRange(q, e); err != nil {
-			return err
-		}
+	}
+	if err := r.query(q, e); err != nil {
+		return err
+	}
+	if columns != nil {
 		r.syn(") `"+ViewColumns+"`", r.toks[e-1].end)
 		if r.colList == nil {
 			r.colList = map[string][]string{}
 		}
 		r.colList[ViewColumns] = columns
-		if err := r.finish(st, q, e); err != nil {
-			return err
-		}
+	}
+	if err := r.finish(st, q, e); err != nil {
+		return err
 	}
 	switch st.Node.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return nil
 	}
 	return r.errAt(q, "expected a SELECT query after AS")
+}
+
+// query emits the query of tokens [i, j): as it is, or for VALUES rows (a VALUES
+// statement, a view's query) SELECT * FROM (VALUES ...) [ORDER BY ...].
+func (r *rewriter) query(i, j int) *Error {
+	if !r.at(i).is("VALUES") || !r.at(i+1).op("(") {
+		return r.rewriteRange(i, j)
+	}
+	r.syn("SELECT * FROM (", r.toks[i].off)
+	k, err := r.valuesRows(i, j, nil)
+	if err != nil {
+		return err
+	}
+	r.syn(") AS `__sx_values`", r.offOf(k))
+	return r.rewriteRange(k, j)
 }
 
 // ViewColumns is the derived table that gives a view's query its column list (CREATE VIEW
