@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -22,7 +21,7 @@ type logicalView struct {
 	name  string
 	rel   *plan.Relation
 	// reads are the tables and views its query names (lower case): none can be dropped
-	// while the view exists (readerOf).
+	// while the view exists (readers).
 	reads []string
 }
 
@@ -74,8 +73,8 @@ func (e *Engine) defineLogicalView(ctx context.Context, s *sql.Stmt, ent *catalo
 
 // dropLogicalView runs DROP VIEW of a logical view no view reads.
 func (e *Engine) dropLogicalView(lv *logicalView, s *sql.Stmt) (*Result, error) {
-	if r := e.readerOf(lv.name); r != "" {
-		return nil, s.ErrorAt(lv.name, "cannot drop %s: %s reads it", lv.name, r)
+	if rs := e.readers(lv.name); len(rs) > 0 {
+		return nil, s.ErrorAt(lv.name, "cannot drop %s: %s %s reads it", lv.name, rs[0].kind, rs[0].name)
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, lv.name)
@@ -85,24 +84,6 @@ func (e *Engine) dropLogicalView(lv *logicalView, s *sql.Stmt) (*Result, error) 
 	}
 	delete(e.logical, strings.ToLower(lv.name))
 	return &Result{}, nil
-}
-
-// readerOf names the first view, in creation order, whose definition names the table or
-// view name ("view v" or "materialized view m"), or returns "". A materialized view reading
-// a table or materialized view directly is wired to it (its listeners say so); one reading
-// it through a logical view is not, nor is a logical view: their definitions are checked.
-func (e *Engine) readerOf(name string) string {
-	l := strings.ToLower(name)
-	for _, ent := range e.cat.Entries() {
-		k := strings.ToLower(ent.Name)
-		if lv, ok := e.logical[k]; ok && ent.Kind == catalog.KindLogicalView && slices.Contains(lv.reads, l) {
-			return "view " + lv.name
-		}
-		if v, ok := e.views[k]; ok && ent.Kind == catalog.KindView && slices.Contains(v.reads, l) {
-			return "materialized view " + v.name
-		}
-	}
-	return ""
 }
 
 // catalogNames lists the names (lower case) of the tables and views among rels.

@@ -292,12 +292,11 @@ func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 
 func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) {
 	if n.IsView {
+		var names []string
 		for _, tn := range n.Tables {
-			if _, err := e.dropView(tn.Name.O, n.IfExists, false, s); err != nil {
-				return nil, err
-			}
+			names = append(names, tn.Name.O)
 		}
-		return &Result{}, nil
+		return e.dropViews(names, n.IfExists, s)
 	}
 	for _, tn := range n.Tables {
 		name := tn.Name.O
@@ -314,11 +313,8 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 			}
 			return nil, s.ErrorAt(name, "table %s does not exist", name)
 		}
-		if len(t.listeners) > 0 {
-			return nil, s.ErrorAt(name, "cannot drop table %s: materialized view %s reads it", name, t.listeners[0].view.name)
-		}
-		if r := e.readerOf(name); r != "" {
-			return nil, s.ErrorAt(name, "cannot drop table %s: %s reads it", name, r)
+		if rs := e.readers(name); len(rs) > 0 {
+			return nil, s.ErrorAt(name, "cannot drop table %s: %s %s reads it", name, rs[0].kind, rs[0].name)
 		}
 		if t.feeder != nil {
 			e.mu.Unlock()

@@ -57,7 +57,7 @@ type viewObj struct {
 	// state and sources are the dataflow's stateful operators and inputs (checkpoints).
 	state   []exec.Stateful
 	sources []*plan.Source
-	// reads are the tables and views its definition names (lower case; readerOf).
+	// reads are the tables and views its definition names (lower case; readers).
 	reads []string
 }
 
@@ -473,6 +473,90 @@ func removeListener(ls []*listener, l *listener) []*listener {
 	return slices.DeleteFunc(ls, func(x *listener) bool { return x == l })
 }
 
+// dropViews runs DROP VIEW a, b, ...: as PostgreSQL does, it checks every name first, so a
+// refused statement drops nothing, and it drops views that read others of the list before
+// those (a view that only views of the list read can go with them).
+func (e *Engine) dropViews(names []string, ifExists bool, s *sql.Stmt) (*Result, error) {
+	listed := map[string]bool{}
+	var todo []string
+	for _, name := range names {
+		l := strings.ToLower(name)
+		_, isView := e.views[l]
+		_, isLogical := e.logical[l]
+		switch {
+		case isView || isLogical:
+			if !listed[l] {
+				listed[l] = true
+				todo = append(todo, name)
+			}
+		case ifExists:
+		default:
+			_, err := e.dropView(name, false, false, s) // the error that names what it is
+			return nil, err
+		}
+	}
+	for _, name := range todo {
+		for _, r := range e.readers(name) {
+			if !listed[strings.ToLower(r.name)] {
+				return nil, s.ErrorAt(name, "cannot drop %s: %s %s reads it", name, r.kind, r.name)
+			}
+		}
+	}
+	for len(todo) > 0 {
+		// The first view no remaining view of the list reads (there is one: reading is
+		// acyclic).
+		i := slices.IndexFunc(todo, func(name string) bool {
+			return !slices.ContainsFunc(e.readers(name), func(r reader) bool { return listed[strings.ToLower(r.name)] })
+		})
+		if _, err := e.dropView(todo[i], false, false, s); err != nil {
+			return nil, err
+		}
+		delete(listed, strings.ToLower(todo[i]))
+		todo = slices.Delete(todo, i, i+1)
+	}
+	return &Result{}, nil
+}
+
+// reader is an object that reads a table or view: a view of either kind or a sink.
+type reader struct{ kind, name string }
+
+// readers lists what reads table or view name: the materialized views wired to it, the
+// views whose definitions name it, the sinks reading it.
+func (e *Engine) readers(name string) []reader {
+	l := strings.ToLower(name)
+	var out []reader
+	add := func(r reader) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	var ls []*listener
+	var sinks []*sinkObj
+	if v, ok := e.views[l]; ok {
+		ls, sinks = v.listeners, v.sinks
+	} else if t, ok := e.tables[l]; ok {
+		ls = t.listeners
+	}
+	for _, li := range ls {
+		add(reader{"materialized view", li.view.name})
+	}
+	// A materialized view reading through a logical view is not wired to what is beneath,
+	// nor is a logical view: their definitions say (in creation order).
+	for _, ent := range e.cat.Entries() {
+		k := strings.ToLower(ent.Name)
+		if lv, ok := e.logical[k]; ok && ent.Kind == catalog.KindLogicalView && slices.Contains(lv.reads, l) {
+			add(reader{"view", lv.name})
+		}
+		if v, ok := e.views[k]; ok && ent.Kind == catalog.KindView && slices.Contains(v.reads, l) {
+			add(reader{"materialized view", v.name})
+		}
+	}
+	for _, k := range sinks {
+		add(reader{"sink", k.name})
+	}
+	return out
+}
+
 // dropView drops a view of either kind (DROP VIEW), or only a materialized one (DROP
 // MATERIALIZED VIEW).
 func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt) (*Result, error) {
@@ -495,14 +579,8 @@ func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt)
 		}
 		return nil, s.ErrorAt(name, "view %s does not exist", name)
 	}
-	if len(v.listeners) > 0 {
-		return nil, s.ErrorAt(name, "cannot drop %s: materialized view %s reads it", name, v.listeners[0].view.name)
-	}
-	if r := e.readerOf(name); r != "" {
-		return nil, s.ErrorAt(name, "cannot drop %s: %s reads it", name, r)
-	}
-	if len(v.sinks) > 0 {
-		return nil, s.ErrorAt(name, "cannot drop %s: sink %s reads it", name, v.sinks[0].name)
+	if rs := e.readers(name); len(rs) > 0 {
+		return nil, s.ErrorAt(name, "cannot drop %s: %s %s reads it", name, rs[0].kind, rs[0].name)
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, name)
