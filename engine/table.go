@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -298,6 +299,8 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 		}
 		return e.dropViews(names, n.IfExists, s)
 	}
+	// Every name is checked before any table is dropped: a refused statement drops nothing.
+	var drop []*tableObj
 	for _, tn := range n.Tables {
 		name := tn.Name.O
 		t, ok := e.tables[strings.ToLower(name)]
@@ -316,6 +319,12 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 		if rs := e.readers(name); len(rs) > 0 {
 			return nil, s.ErrorAt(name, "cannot drop table %s: %s %s reads it", name, rs[0].kind, rs[0].name)
 		}
+		if !slices.Contains(drop, t) {
+			drop = append(drop, t)
+		}
+	}
+	for _, t := range drop {
+		name := t.name
 		if t.feeder != nil {
 			e.mu.Unlock()
 			t.feeder.stop()
