@@ -866,7 +866,25 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 // milliseconds (whole false: it is not a whole number of them, or too large). ok is false
 // for any other text (a bare number, as in INTERVAL '10' SECOND).
 func intervalText(text string) (ms int64, whole, ok bool) {
-	f := strings.Fields(text)
+	// Pairs of a number and a unit, spaced or not ('1h30m', '2 weeks 1 ms').
+	var f []string
+	for _, w := range strings.Fields(text) {
+		for w != "" {
+			n := strings.IndexFunc(w, func(c rune) bool { return c != '.' && c != '-' && c != '+' && (c < '0' || c > '9') })
+			switch n {
+			case -1:
+				f, w = append(f, w), ""
+			case 0:
+				u := strings.IndexFunc(w, func(c rune) bool { return c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' })
+				if u < 0 {
+					u = len(w)
+				}
+				f, w = append(f, w[:u]), w[u:]
+			default:
+				f, w = append(f, w[:n]), w[n:]
+			}
+		}
+	}
 	if len(f) == 0 || len(f)%2 != 0 {
 		return 0, false, false
 	}
@@ -876,6 +894,9 @@ func intervalText(text string) (ms int64, whole, ok bool) {
 		ums, ok := intervalUnits[unit]
 		if !ok && strings.HasSuffix(unit, "S") {
 			ums, ok = intervalUnits[unit[:len(unit)-1]]
+		}
+		if !ok {
+			ums, ok = intervalAbbrevs[strings.ToLower(unit)]
 		}
 		q, isNum := new(big.Rat).SetString(num)
 		if !ok || !isNum || strings.ContainsAny(num, "/eExX") {
@@ -887,6 +908,13 @@ func intervalText(text string) (ms int64, whole, ok bool) {
 		return 0, false, true
 	}
 	return total.Num().Int64(), true, true
+}
+
+// intervalAbbrevs are the short units PostgreSQL and DuckDB take in an interval's text.
+var intervalAbbrevs = map[string]int64{
+	"ms": 1, "msec": 1, "msecs": 1, "s": 1000, "sec": 1000, "secs": 1000,
+	"m": 60_000, "min": 60_000, "mins": 60_000, "h": 3_600_000, "hr": 3_600_000, "hrs": 3_600_000,
+	"d": 86_400_000, "w": 7 * 86_400_000,
 }
 
 // groupEnd is the end of the GROUP BY list starting at i: the first token, at its depth, that
