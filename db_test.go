@@ -810,8 +810,11 @@ func TestDBAppendArrow(t *testing.T) {
 			}
 		}
 	}
-	if err := db.Append(ctx, "nope", rec); err == nil {
-		t.Error("Append to a missing table succeeded")
+	if err := db.Append(ctx, "nope", rec); err == nil || !strings.Contains(err.Error(), "table nope does not exist") {
+		t.Errorf("Append to a missing table: %v", err)
+	}
+	if err := db.Append(ctx, "w", rec); err == nil || !strings.Contains(err.Error(), "w is a materialized view, not a table") {
+		t.Errorf("Append to a view: %v", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
@@ -30,6 +31,9 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	}
 	t, ok := e.tables[strings.ToLower(name)]
 	if !ok {
+		if ent, isObj := e.cat.Lookup(name); isObj {
+			return fmt.Errorf("append: %s is a %s, not a table: only tables take rows", name, kindName(ent.Kind))
+		}
 		return fmt.Errorf("append: table %s does not exist", name)
 	}
 	if int(rec.NumCols()) != len(t.cols) {
@@ -191,4 +195,15 @@ func toMillis(v int64, u arrow.TimeUnit) int64 {
 		return types.FloorDiv(v, 1_000_000)
 	}
 	return v
+}
+
+// kindName is how errors name a catalog object's kind.
+func kindName(k catalog.Kind) string {
+	switch k {
+	case catalog.KindView:
+		return "materialized view"
+	case catalog.KindLogicalView:
+		return "view"
+	}
+	return string(k)
 }
