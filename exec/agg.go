@@ -456,22 +456,28 @@ func (h *HashAgg) push(m Msg) error {
 }
 
 // applyHeld is apply for an aggregate with a TTL: a retraction of a row that its group no
-// longer holds is dropped (skipForgotten), and a group made only for such rows is released.
+// longer holds is dropped, and a group a retraction leaves with no rows is cleared right
+// there (skipForgotten); a group made only for dropped rows is released.
 func (h *HashAgg) applyHeld(b *Batch, after int64) error {
 	var gids []int32
-	dropped, err := skipForgotten(b, after, func(i int) (int32, int64) {
+	return skipForgotten(b, after, func(i int) (int32, int64) {
 		if gids == nil {
 			h.assign(b)
 			gids = slices.Clone(h.gids)
 		}
 		return gids[i], h.counts[gids[i]]
-	}, h.apply)
-	for _, i := range dropped {
-		if g := gids[i]; h.inUse[g] && h.counts[g] == 0 && !h.isAlways(g) {
+	}, h.apply, func(rows []int) {
+		for _, i := range rows {
+			if g := gids[i]; h.inUse[g] && h.counts[g] == 0 && !h.isAlways(g) {
+				h.release([]int32{g})
+			}
+		}
+	}, func() {
+		// The last row applied left its group with no rows.
+		if g := h.gids[len(h.gids)-1]; h.counts[g] == 0 && !h.isAlways(g) {
 			h.release([]int32{g})
 		}
-	}
-	return err
+	})
 }
 
 // apply adds a batch's rows to their groups and emits the changes; after is the watermark
@@ -564,18 +570,6 @@ func (h *HashAgg) apply(b *Batch, after int64) error {
 	out := h.interleave(old, oldGs, h.live(h.touched), b.WM != nil)
 	if h.spilled && len(h.groups) > spillResident {
 		h.evictAll()
-	}
-	if h.TTL > 0 {
-		// A group left with no rows is cleared, as Flink clears it: a retraction applied to
-		// a key's fresh state after its row was forgotten (skipForgotten) cannot leave
-		// sums of rows it no longer holds behind.
-		var empty []int32
-		for _, g := range h.touched {
-			if h.counts[g] == 0 && !h.isAlways(g) {
-				empty = append(empty, g)
-			}
-		}
-		h.release(empty)
 	}
 	return h.Out.EmitBatch(out)
 }

@@ -274,14 +274,13 @@ func (j *HashJoin) expire(w int64) error {
 func (j *HashJoin) processHeld(side int, b *Batch, after int64) error {
 	me := j.sides[side]
 	var vb []byte
-	_, err := skipForgotten(b, after, func(i int) (string, int64) {
+	return skipForgotten(b, after, func(i int) (string, int64) {
 		vb = AllKey(vb[:0], b, i)
 		if e, ok := me.index[string(vb)]; ok {
 			return string(vb), me.w[e]
 		}
 		return string(vb), 0
-	}, func(b *Batch, after int64) error { return j.process(side, b, after) })
-	return err
+	}, func(b *Batch, after int64) error { return j.process(side, b, after) }, nil, nil)
 }
 
 // process applies a batch of side; after is the watermark after its last row (TTL clocks).

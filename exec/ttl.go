@@ -156,13 +156,16 @@ func (b *Batch) Slice(lo, hi int) *Batch {
 // retracting pairs it never emitted); Flink drops it, and so do we. holds gives row i's
 // state (a group, a kept row) and how many rows it holds before b; a retraction is dropped
 // when its state holds fewer rows than it retracts at that point, b's earlier kept rows
-// counted. apply gets the pieces of b between dropped rows, each with the watermark after
-// its last row, as cutAtExpiry does. skipForgotten returns the dropped rows.
-func skipForgotten[K comparable](b *Batch, after int64, holds func(i int) (K, int64), apply func(b *Batch, after int64) error) ([]int, error) {
+// counted. dropped, if set, gets the dropped rows before anything is applied. With cleared
+// set, b is also cut after each retraction that leaves its state holding no rows, and
+// cleared is called there, before the rows after it: the operator clears that state, as
+// Flink clears a group left with no rows, row by row whatever the batching. apply gets the
+// pieces, each with the watermark after its last row, as cutAtExpiry does.
+func skipForgotten[K comparable](b *Batch, after int64, holds func(i int) (K, int64), apply func(b *Batch, after int64) error, dropped func(rows []int), cleared func()) error {
 	if b.W == nil || !slices.ContainsFunc(b.W, func(w int64) bool { return w < 0 }) {
-		return nil, apply(b, after)
+		return apply(b, after)
 	}
-	var dropped []int
+	var drop, zero []int
 	held := map[K]int64{}
 	for i, w := range b.W {
 		k, n := holds(i)
@@ -170,25 +173,42 @@ func skipForgotten[K comparable](b *Batch, after int64, holds func(i int) (K, in
 			n = run
 		}
 		if n+w < 0 {
-			dropped = append(dropped, i)
+			drop = append(drop, i)
 			continue
 		}
 		held[k] = n + w
+		if cleared != nil && w < 0 && n+w == 0 {
+			zero = append(zero, i)
+		}
 	}
-	if len(dropped) == 0 {
-		return nil, apply(b, after)
+	if len(drop) == 0 && len(zero) == 0 {
+		return apply(b, after)
+	}
+	if dropped != nil && len(drop) > 0 {
+		dropped(drop)
 	}
 	start := 0
-	for _, i := range dropped {
-		if i > start {
-			if err := apply(b.Slice(start, i), watermarkAfter(b, i-1, after)); err != nil {
-				return dropped, err
+	for i := 0; i < b.N; i++ {
+		switch {
+		case len(drop) > 0 && drop[0] == i:
+			drop = drop[1:]
+			if i > start {
+				if err := apply(b.Slice(start, i), watermarkAfter(b, i-1, after)); err != nil {
+					return err
+				}
 			}
+			start = i + 1
+		case len(zero) > 0 && zero[0] == i:
+			zero = zero[1:]
+			if err := apply(b.Slice(start, i+1), watermarkAfter(b, i, after)); err != nil {
+				return err
+			}
+			cleared()
+			start = i + 1
 		}
-		start = i + 1
 	}
 	if start < b.N {
-		return dropped, apply(b.Slice(start, b.N), after)
+		return apply(b.Slice(start, b.N), after)
 	}
-	return dropped, nil
+	return nil
 }

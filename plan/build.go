@@ -105,6 +105,11 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			h.Keys = append(h.Keys, i)
 		}
 		if e, ok := x.Input.(*Expand); ok {
+			if h.TTL > 0 {
+				// A row's copies share its watermark, so the watermark after a copy is not
+				// the one after its row: the TTL clocks would run early.
+				return fmt.Errorf("'state.ttl' is not supported with GROUPING SETS, ROLLUP or CUBE")
+			}
 			for set, keys := range e.Sets {
 				if len(keys) == 0 { // (): its row is there over no input too
 					key := make([]any, x.NumKeys)
