@@ -381,7 +381,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	case sql.KindInsertValues:
 		return e.insertLiterals(s, args)
 	case sql.KindDropView:
-		return e.dropView(s.Name, s.IfExists, s.Materialized, s)
+		return e.dropViews(s.Names, s.IfExists, true, s)
 	case sql.KindFlush:
 		return &Result{}, e.flushSinks(ctx)
 	case sql.KindCheckpoint:

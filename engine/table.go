@@ -297,7 +297,7 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 		for _, tn := range n.Tables {
 			names = append(names, tn.Name.O)
 		}
-		return e.dropViews(names, n.IfExists, s)
+		return e.dropViews(names, n.IfExists, false, s)
 	}
 	// Every name is checked before any table is dropped: a refused statement drops nothing.
 	var drop []*tableObj

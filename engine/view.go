@@ -473,10 +473,11 @@ func removeListener(ls []*listener, l *listener) []*listener {
 	return slices.DeleteFunc(ls, func(x *listener) bool { return x == l })
 }
 
-// dropViews runs DROP VIEW a, b, ...: as PostgreSQL does, it checks every name first, so a
-// refused statement drops nothing, and it drops views that read others of the list before
-// those (a view that only views of the list read can go with them).
-func (e *Engine) dropViews(names []string, ifExists bool, s *sql.Stmt) (*Result, error) {
+// dropViews runs DROP VIEW a, b, ... (views of either kind) or, materialized, DROP
+// MATERIALIZED VIEW a, b, ...: as PostgreSQL does, it checks every name first, so a refused
+// statement drops nothing, and it drops views that read others of the list before those (a
+// view that only views of the list read can go with them).
+func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.Stmt) (*Result, error) {
 	listed := map[string]bool{}
 	var todo []string
 	for _, name := range names {
@@ -484,14 +485,14 @@ func (e *Engine) dropViews(names []string, ifExists bool, s *sql.Stmt) (*Result,
 		_, isView := e.views[l]
 		_, isLogical := e.logical[l]
 		switch {
-		case isView || isLogical:
+		case isView || isLogical && !materialized:
 			if !listed[l] {
 				listed[l] = true
 				todo = append(todo, name)
 			}
-		case ifExists:
+		case ifExists && !isLogical:
 		default:
-			_, err := e.dropView(name, false, false, s) // the error that names what it is
+			_, err := e.dropView(name, false, materialized, s) // the error that names what it is
 			return nil, err
 		}
 	}
@@ -508,7 +509,7 @@ func (e *Engine) dropViews(names []string, ifExists bool, s *sql.Stmt) (*Result,
 		i := slices.IndexFunc(todo, func(name string) bool {
 			return !slices.ContainsFunc(e.readers(name), func(r reader) bool { return listed[strings.ToLower(r.name)] })
 		})
-		if _, err := e.dropView(todo[i], false, false, s); err != nil {
+		if _, err := e.dropView(todo[i], false, materialized, s); err != nil {
 			return nil, err
 		}
 		delete(listed, strings.ToLower(todo[i]))

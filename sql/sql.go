@@ -35,7 +35,7 @@ const (
 	KindTiDB         Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
 	KindCreateTable              // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
 	KindCreateView               // CREATE [MATERIALIZED] VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Materialized, Options, EmitOnClose
-	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name: Name, IfExists, Materialized (DROP VIEW is TiDB's *ast.DropTableStmt with IsView)
+	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name[, ...]: Names (Name the first), IfExists, Materialized (DROP VIEW is TiDB's *ast.DropTableStmt with IsView)
 	KindCreateSink               // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
 	KindDropSink                 // DROP SINK [IF EXISTS] name: Name, IfExists
 	KindSubscribe                // SUBSCRIBE [TO] name [WITH (...)]: Name, Options
@@ -105,6 +105,7 @@ type Stmt struct {
 	Windows          map[string]*WindowTVF // carrier table name (ast.TableName.Name.O) -> the TVF it stands for
 	ColumnLists      map[string][]string   // derived table alias (lower case) -> its column list (FROM (SELECT ...) t(a, b))
 	Columns          []string              // KindInsertValues: the column list, if given
+	Names            []string              // KindDropView: the views named
 	Rows             [][]Literal           // KindInsertValues: the rows
 	Params           int                   // KindInsertValues: the number of ? among Rows
 	Pos              Pos                   // position of the statement's first token

@@ -31,7 +31,10 @@ func parseStmt(src string, toks []token) (*Stmt, *Error) {
 		err = r.createTable(st)
 	case w(0).is("DROP") && w(1).is("MATERIALIZED") && w(2).is("VIEW"):
 		st.Kind, st.Materialized = KindDropView, true
-		st.IfExists, st.Name, err = r.dropNamed(3, "view", "DROP MATERIALIZED VIEW")
+		st.IfExists, st.Names, err = r.dropList(3, "view", "DROP MATERIALIZED VIEW")
+		if err == nil {
+			st.Name = st.Names[0]
+		}
 	case w(0).is("DROP") && w(1).is("SINK"):
 		st.Kind = KindDropSink
 		st.IfExists, st.Name, err = r.dropNamed(2, "sink", "DROP SINK")
@@ -135,6 +138,24 @@ func (r *rewriter) dropNamed(i int, what, stmt string) (bool, string, *Error) {
 		return false, "", err
 	}
 	return ifx, name, r.end(i+1, name)
+}
+
+// dropList reads DROP ... [IF EXISTS] name[, name ...] from i: whether IF EXISTS was given,
+// and the names.
+func (r *rewriter) dropList(i int, what, stmt string) (bool, []string, *Error) {
+	ifx, i := r.ifExists(i, false)
+	var names []string
+	for {
+		name, err := r.name(i, what, stmt)
+		if err != nil {
+			return false, nil, err
+		}
+		names = append(names, name)
+		if !r.at(i + 1).op(",") {
+			return ifx, names, r.end(i+1, name)
+		}
+		i += 2
+	}
 }
 
 // options parses `( k = v, ... )` at i (the '(') and returns the index after ')'.
