@@ -438,23 +438,27 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 func (e *Engine) writes(s *sql.Stmt) bool {
 	switch n := s.Node.(type) {
 	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt:
-		v := &relationVisitor{e: e}
+		v := &relationVisitor{e: e, windows: s.Windows}
 		n.Accept(v)
 		return !v.readsView
 	}
 	return s.Kind == sql.KindInsertValues
 }
 
-// relationVisitor finds whether a statement names a view or a system table.
+// relationVisitor finds whether a statement names a view or a system table, directly or as
+// a window TVF's input (windows: the statement's TVF carriers).
 type relationVisitor struct {
 	e         *Engine
+	windows   map[string]*sql.WindowTVF
 	readsView bool
 }
 
 func (v *relationVisitor) Enter(n ast.Node) (ast.Node, bool) {
 	if tn, ok := n.(*ast.TableName); ok {
 		name := strings.ToLower(tn.Name.O)
-		if tn.Schema.O != "" {
+		if w, isTVF := v.windows[tn.Name.O]; isTVF {
+			name = strings.ToLower(w.Table)
+		} else if tn.Schema.O != "" {
 			name = strings.ToLower(tn.Schema.O) + "." + name
 		}
 		_, logical := v.e.logical[name]
