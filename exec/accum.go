@@ -600,7 +600,7 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			k := multisetKey(v)
 			m[k] += w
 			switch {
-			case m[k] != 0:
+			case m[k] > 0:
 				if w > 0 && (e.val[g] == nil || e.better(v, e.val[g])) {
 					e.val[g] = v
 				}
@@ -608,14 +608,14 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 				// The extreme's last copy left: the next one is found among the rest.
 				delete(m, k)
 				e.val[g] = nil
-				for k, n := range m {
-					// (n < 0: a retraction of a value the group never held, which only
-					// a TTL's forgotten rows bring about.)
-					if x := multisetValue(k); n > 0 && (e.val[g] == nil || e.better(x, e.val[g])) {
+				for k := range m {
+					if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
 						e.val[g] = x
 					}
 				}
 			default:
+				// None left (below zero: a retraction of a value the group never held, which
+				// only a TTL's forgotten rows bring about; the group holds none of it).
 				delete(m, k)
 			}
 			continue
@@ -657,8 +657,9 @@ func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			continue
 		}
 		k := multisetKey(Value(col, i))
-		d.sets[g][k] += b.Weight(i)
-		if d.sets[g][k] == 0 {
+		// (Below zero: a retraction of a value the group never held, which only a TTL's
+		// forgotten rows bring about; the group holds none of it.)
+		if d.sets[g][k] += b.Weight(i); d.sets[g][k] <= 0 {
 			delete(d.sets[g], k)
 		}
 	}
