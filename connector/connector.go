@@ -68,6 +68,9 @@ type Source interface {
 	Offset() int64
 	// Total is the number of rows of a bounded source, -1 for an unbounded one.
 	Total() int64
+	// Lasts is how long a bounded source takes, at its rate limit, to produce its rows from
+	// row off to its end (0 without a limit). It reads no state Next changes.
+	Lasts(off int64) time.Duration
 }
 
 // Chunk is what a source hands over at once: rows, the partition of each (nil: one
@@ -167,6 +170,14 @@ var _ Source = (*source)(nil)
 func (s *source) Offset() int64 { return s.off }
 
 func (s *source) Total() int64 { return s.gen.total() }
+
+func (s *source) Lasts(off int64) time.Duration {
+	total := s.gen.total()
+	if s.rate == 0 || total < 0 || off >= total {
+		return 0
+	}
+	return durationOf(s.gen.tick(total-1)-s.gen.tick(off), s.rate)
+}
 
 func (s *source) SeekTo(offset int64) error {
 	if offset < 0 {

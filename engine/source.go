@@ -36,8 +36,10 @@ type feeder struct {
 	offset int64
 	lag    int64
 	// end is how far FLUSH waits for offset to reach (nil: it does not wait): a file
-	// table's file size now, a bounded generator's row count.
-	end func() int64
+	// table's file size now, a bounded generator's row count. lasts, for a generator, is how
+	// long it takes from an offset to its end at its rate limit.
+	end   func() int64
+	lasts func(off int64) time.Duration
 }
 
 func offsetKey(t *tableObj) string { return "offset/" + strconv.FormatUint(t.entry.ID, 10) }
@@ -126,7 +128,7 @@ func (e *Engine) startFeeder(t *tableObj, src tableSource) {
 	} else {
 		f.offset = src.gen.Offset()
 		if n := src.gen.Total(); n >= 0 {
-			f.end = func() int64 { return n }
+			f.end, f.lasts = func() int64 { return n }, src.gen.Lasts
 		}
 	}
 	t.feeder = f
@@ -365,14 +367,18 @@ func (f *feeder) status() string {
 }
 
 // flushSourceWait bounds how long FLUSH waits for file tables to read their files and
-// bounded generators to end.
-const flushSourceWait = 30 * time.Second
+// bounded generators to end; a generator whose rate limit keeps it going longer than
+// flushGeneratorWait is not waited for.
+const (
+	flushSourceWait    = 30 * time.Second
+	flushGeneratorWait = 10 * time.Second
+)
 
 // awaitSources waits until every file table has read its file as far as the file stood when
-// it was called, and every bounded generator ('number-of-rows', 'events.max') has ended (or
-// the source stopped), so FLUSH makes what a file or a bounded generator holds reach the
-// views, as it does rows that INSERT wrote. The engine's lock is not held: the feeders need
-// it.
+// it was called, and every bounded generator ('number-of-rows', 'events.max') that its rate
+// lets end within flushGeneratorWait has ended (or the source stopped), so FLUSH makes what
+// a file or a bounded generator holds reach the views, as it does rows that INSERT wrote.
+// The engine's lock is not held: the feeders need it.
 func (e *Engine) awaitSources(ctx context.Context, s *sql.Stmt) error {
 	type wait struct {
 		t      *tableObj
@@ -382,7 +388,7 @@ func (e *Engine) awaitSources(ctx context.Context, s *sql.Stmt) error {
 	var waits []wait
 	e.mu.Lock()
 	for _, t := range e.tables {
-		if f := t.feeder; f != nil && f.end != nil {
+		if f := t.feeder; f != nil && f.end != nil && (f.lasts == nil || f.lasts(f.offset) <= flushGeneratorWait) {
 			waits = append(waits, wait{t, f, f.end()})
 		}
 	}
