@@ -451,9 +451,6 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 			preCols = append(preCols, Col{Name: name, Table: table, T: x.Type()})
 		}
 	}
-	if sel.GroupBy != nil && sel.GroupBy.Rollup && sets != nil {
-		return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("ROLLUP"), "WITH ROLLUP cannot be combined with GROUPING SETS, ROLLUP or CUBE")
-	}
 	if sel.GroupBy != nil && sel.GroupBy.Rollup { // MySQL's GROUP BY a, b WITH ROLLUP: ROLLUP (a, b)
 		for n := len(itemKey); n >= 0; n-- {
 			set := make([]int, n)
@@ -528,7 +525,7 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 		slices.Sort(keySets[s])
 		keySets[s] = slices.Compact(keySets[s])
 		if window != nil && (!slices.Contains(keySets[s], window.StartKey) || !slices.Contains(keySets[s], window.EndKey)) {
-			return nil, nil, b.Stmt.ErrorAtPos(b.Stmt.PosAfter([]string{"GROUP", "BY"}, ""), "every grouping set of a window aggregate must include window_start and window_end")
+			return nil, nil, b.errAt(sel.GroupBy.Items[0].Expr, "every grouping set of a window aggregate must include window_start and window_end")
 		}
 	}
 	shifted := slices.Clone(specs)

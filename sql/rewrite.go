@@ -802,6 +802,16 @@ var intervalUnits = map[string]int64{
 
 const unitList = "MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK (singular or plural)"
 
+// unitMillis is the length of interval unit word (singular or plural, any case).
+func unitMillis(word string) (int64, bool) {
+	unit := strings.ToUpper(word)
+	ms, ok := intervalUnits[unit]
+	if !ok && strings.HasSuffix(unit, "S") {
+		ms, ok = intervalUnits[unit[:len(unit)-1]]
+	}
+	return ms, ok
+}
+
 // parseInterval parses `INTERVAL ['+'|'-'] (number | 'number') unit` at i and
 // returns the interval in milliseconds and the index after it.
 func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
@@ -817,9 +827,13 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 	}
 	if v.kind == tkString {
 		// PostgreSQL's form, the units in the string: INTERVAL '10 seconds', '1 day 2 hours'.
-		if ms, whole, ok := intervalText(v.val); ok {
+		ms, whole, ok, unknown := intervalText(v.val)
+		if _, isUnit := unitMillis(r.at(k + 1).raw); unknown != "" && !isUnit {
+			return 0, 0, r.errAt(i, "invalid interval unit %s in %s; expected one of %s", unknown, v.raw, unitList)
+		}
+		if ok {
 			if !whole {
-				return 0, 0, r.errAt(i, "interval %s is not a whole number of milliseconds", v.raw)
+				return 0, 0, r.errAt(i, "interval %s is not a whole number of milliseconds, or out of range", v.raw)
 			}
 			if sign == "-" {
 				ms = -ms
@@ -831,11 +845,7 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 	if u.kind != tkIdent {
 		return 0, 0, r.errAt(i, "expected an interval unit after INTERVAL %s; expected one of %s", v.raw, unitList)
 	}
-	unit := strings.ToUpper(u.raw)
-	ums, ok := intervalUnits[unit]
-	if !ok && strings.HasSuffix(unit, "S") {
-		ums, ok = intervalUnits[unit[:len(unit)-1]]
-	}
+	ums, ok := unitMillis(u.raw)
 	if !ok {
 		return 0, 0, r.errAt(i, "invalid interval unit %s; expected one of %s", u.raw, unitList)
 	}
@@ -864,8 +874,9 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 // intervalText reads an interval written as PostgreSQL does, the units in the text: one or
 // more pairs of a number and a unit ('10 seconds', '1 day 2 hours', '-1.5 minutes'), in
 // milliseconds (whole false: it is not a whole number of them, or too large). ok is false
-// for any other text (a bare number, as in INTERVAL '10' SECOND).
-func intervalText(text string) (ms int64, whole, ok bool) {
+// for any other text (a bare number, as in INTERVAL '10' SECOND); unknown is the word that
+// stood where a unit should, if that is why.
+func intervalText(text string) (ms int64, whole, ok bool, unknown string) {
 	// Pairs of a number and a unit, spaced or not ('1h30m', '2 weeks 1 ms').
 	var f []string
 	for _, w := range strings.Fields(text) {
@@ -886,28 +897,28 @@ func intervalText(text string) (ms int64, whole, ok bool) {
 		}
 	}
 	if len(f) == 0 || len(f)%2 != 0 {
-		return 0, false, false
+		return 0, false, false, ""
 	}
 	total := new(big.Rat)
 	for j := 0; j < len(f); j += 2 {
-		num, unit := f[j], strings.ToUpper(f[j+1])
-		ums, ok := intervalUnits[unit]
-		if !ok && strings.HasSuffix(unit, "S") {
-			ums, ok = intervalUnits[unit[:len(unit)-1]]
-		}
+		num, unit := f[j], f[j+1]
+		ums, ok := unitMillis(unit)
 		if !ok {
 			ums, ok = intervalAbbrevs[strings.ToLower(unit)]
 		}
 		q, isNum := new(big.Rat).SetString(num)
-		if !ok || !isNum || strings.ContainsAny(num, "/eExX") {
-			return 0, false, false
+		if !isNum || strings.ContainsAny(num, "/eExX") {
+			return 0, false, false, ""
+		}
+		if !ok {
+			return 0, false, false, f[j+1]
 		}
 		total.Add(total, q.Mul(q, new(big.Rat).SetInt64(ums)))
 	}
 	if !total.IsInt() || !total.Num().IsInt64() {
-		return 0, false, true
+		return 0, false, true, ""
 	}
-	return total.Num().Int64(), true, true
+	return total.Num().Int64(), true, true, ""
 }
 
 // intervalAbbrevs are the short units PostgreSQL and DuckDB take in an interval's text.
