@@ -74,7 +74,7 @@ func (e *Engine) defineLogicalView(ctx context.Context, s *sql.Stmt, ent *catalo
 // dropLogicalView runs DROP VIEW of a logical view no view reads.
 func (e *Engine) dropLogicalView(lv *logicalView, s *sql.Stmt) (*Result, error) {
 	if rs := e.readers(lv.name); len(rs) > 0 {
-		return nil, s.ErrorAt(lv.name, "cannot drop %s: %s %s reads it", lv.name, rs[0].kind, rs[0].name)
+		return nil, rs[0].refusal(s, lv.name, lv.name)
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, lv.name)

@@ -317,7 +317,7 @@ func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) 
 			return nil, s.ErrorAt(name, "table %s does not exist", name)
 		}
 		if rs := e.readers(name); len(rs) > 0 {
-			return nil, s.ErrorAt(name, "cannot drop table %s: %s %s reads it", name, rs[0].kind, rs[0].name)
+			return nil, rs[0].refusal(s, name, "table "+name)
 		}
 		if !slices.Contains(drop, t) {
 			drop = append(drop, t)

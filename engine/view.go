@@ -499,7 +499,7 @@ func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.S
 	for _, name := range todo {
 		for _, r := range e.readers(name) {
 			if !listed[strings.ToLower(r.name)] {
-				return nil, s.ErrorAt(name, "cannot drop %s: %s %s reads it", name, r.kind, r.name)
+				return nil, r.refusal(s, name, name)
 			}
 		}
 	}
@@ -520,6 +520,11 @@ func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.S
 
 // reader is an object that reads a table or view: a view of either kind or a sink.
 type reader struct{ kind, name string }
+
+// refusal is the error of a drop of what ("table t", "v") that r reads.
+func (r reader) refusal(s *sql.Stmt, name, what string) error {
+	return s.ErrorAt(name, "cannot drop %s: %s %s reads it", what, r.kind, r.name)
+}
 
 // readers lists what reads table or view name: the materialized views wired to it, the
 // views whose definitions name it, the sinks reading it.
@@ -581,7 +586,7 @@ func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt)
 		return nil, s.ErrorAt(name, "view %s does not exist", name)
 	}
 	if rs := e.readers(name); len(rs) > 0 {
-		return nil, s.ErrorAt(name, "cannot drop %s: %s %s reads it", name, rs[0].kind, rs[0].name)
+		return nil, rs[0].refusal(s, name, name)
 	}
 	wb := e.store.NewBatch()
 	e.cat.Remove(wb, name)

@@ -741,7 +741,7 @@ func (h *HashAgg) live(gs []int32) []int32 {
 	}
 	out := make([]int32, 0, len(gs))
 	for _, g := range gs {
-		if h.counts[g] > 0 || len(h.alwaysGs) > 0 && h.isAlways(g) {
+		if h.counts[g] > 0 || h.isAlways(g) {
 			out = append(out, g)
 		}
 	}

@@ -415,15 +415,26 @@ func (r *Ranker) frames(rows [][]any) (start, end []int) {
 			f.End.Kind = UnboundedFollowing
 		}
 	}
+	// keyed is [lo, hi), the rows whose one ORDER BY key is not NULL: they sit together.
+	keyed := [2]int{0, n}
+	if f.Range && len(r.Order) == 1 {
+		c := r.Order[0].Col
+		for keyed[0] < n && rows[keyed[0]][c] == nil {
+			keyed[0]++
+		}
+		for keyed[1] > keyed[0] && rows[keyed[1]-1][c] == nil {
+			keyed[1]--
+		}
+	}
 	for i := range rows {
-		start[i] = r.bound(rows, i, f.Start, f.Range, true, first, last)
-		end[i] = r.bound(rows, i, f.End, f.Range, false, first, last)
+		start[i] = r.bound(rows, i, f.Start, f.Range, true, first, last, keyed)
+		end[i] = r.bound(rows, i, f.End, f.Range, false, first, last, keyed)
 	}
 	return start, end
 }
 
 // bound is row i's frame start (isStart) or end, for bound b.
-func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, first, last []int) int {
+func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, first, last []int, keyed [2]int) int {
 	n := len(rows)
 	switch b.Kind {
 	case UnboundedPreceding:
@@ -453,7 +464,7 @@ func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, firs
 		return int(max(min(j, int64(n-1)), -1)) // before the start: empty
 	}
 	// RANGE with an offset: one ORDER BY key. A NULL key's frame bound is its peers'; the
-	// others' lie among the rows with a key, which sit together.
+	// others' lie among the rows with a key (keyed).
 	key := r.Order[0]
 	v := rows[i][key.Col]
 	if v == nil {
@@ -462,13 +473,7 @@ func (r *Ranker) bound(rows [][]any, i int, b Bound, isRange, isStart bool, firs
 		}
 		return last[i]
 	}
-	lo, hi := 0, n // the rows with a key: [lo, hi)
-	for lo < n && rows[lo][key.Col] == nil {
-		lo++
-	}
-	for hi > lo && rows[hi-1][key.Col] == nil {
-		hi--
-	}
+	lo, hi := keyed[0], keyed[1]
 	// The target: the key n PRECEDING / FOLLOWING v, in the order's direction.
 	back := b.Kind == Preceding != key.Desc // toward smaller keys
 	// after reports whether key x lies at or after the target (start), or strictly after

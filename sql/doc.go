@@ -58,6 +58,11 @@
 // text lists the grouping sets (the cross product of the items' sets) as indexes of those
 // expressions. Use GroupingSets(e) on the last GROUP BY item.
 //
+// CREATE [MATERIALIZED] VIEW v (a, b) AS query. The column list makes Node the query
+// `SELECT * FROM (query) __sx_view_columns` with ColumnLists["__sx_view_columns"] =
+// [a, b] (ViewColumns), as a derived table's column list is; a query of VALUES rows is
+// `SELECT * FROM (VALUES ...) AS __sx_values`, as a VALUES statement is.
+//
 // CREATE TABLE (Kind KindCreateTable, Node *ast.CreateTableStmt).
 // `WATERMARK FOR c AS e` is removed from the element list and becomes
 // Stmt.Watermark{Column: "c", Expr: e}: e is a stand-alone ast.ExprNode parsed

@@ -34,7 +34,7 @@ type Kind int
 const (
 	KindTiDB         Kind = iota // any statement TiDB parses natively (SELECT, INSERT, UPDATE, DELETE, DROP TABLE, SHOW, DESCRIBE/EXPLAIN, ...): Node holds it
 	KindCreateTable              // CREATE TABLE: Node is *ast.CreateTableStmt; Watermark, Options filled
-	KindCreateView               // CREATE [MATERIALIZED] VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt); Name, IfNotExists, Materialized, Options, EmitOnClose
+	KindCreateView               // CREATE [MATERIALIZED] VIEW: Node is the query (*ast.SelectStmt or *ast.SetOprStmt; a column list wraps it, see doc.go); Name, IfNotExists, Materialized, Options, EmitOnClose
 	KindDropView                 // DROP MATERIALIZED VIEW [IF EXISTS] name[, ...]: Names (Name the first), IfExists, Materialized (DROP VIEW is TiDB's *ast.DropTableStmt with IsView)
 	KindCreateSink               // CREATE SINK [IF NOT EXISTS] name FROM source [WITH (...)]: Name, From, IfNotExists, Options
 	KindDropSink                 // DROP SINK [IF EXISTS] name: Name, IfExists
