@@ -607,6 +607,16 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			if next.is("OUTER") {
 				k++
 			}
+		case up == "VALUES" && next.op("(") && k > i && r.setOperand(k-1):
+			// An operand of a set operation: a derived table of the rows, as a VALUES
+			// statement is.
+			r.syn("SELECT * FROM (", t.off)
+			nk, err := r.valuesRows(k, j, nil)
+			if err != nil {
+				return err
+			}
+			r.syn(") AS `__sx_values_"+strconv.Itoa(k)+"`", r.offOf(nk))
+			k = nk
 		case up == "VALUES" && next.op("(") && k > i && r.toks[k-1].op("("):
 			nk, err := r.rewriteValues(k)
 			if err != nil {
@@ -723,6 +733,16 @@ func (r *rewriter) rewriteValues(i int) (int, *Error) {
 		r.tok(r.toks[c])
 	}
 	return next, nil
+}
+
+// setOperand reports whether token k ends a set operation's operator (UNION [ALL |
+// DISTINCT], EXCEPT ..., INTERSECT ...), so that what follows is its right operand.
+func (r *rewriter) setOperand(k int) bool {
+	if t := r.at(k); t.is("ALL") || t.is("DISTINCT") {
+		k--
+	}
+	t := r.at(k)
+	return t.is("UNION") || t.is("EXCEPT") || t.is("INTERSECT")
 }
 
 // valuesRows emits the rows of `VALUES (e, ...), ...` at i (rows within [i, end)) as
