@@ -84,6 +84,8 @@ type Binder struct {
 	// at, while binding a logical view's query for a statement that names it, is where the
 	// statement names it: its expressions' run-time errors are placed there.
 	at *exec.Pos
+	// semis numbers the semi-joins that IN subqueries of a streaming query become.
+	semis int
 }
 
 // Relations returns the catalog relations (tables, views, system tables) the bound

@@ -76,9 +76,18 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 		where = splitAnd(sel.Where)
 	}
 	if sel.From != nil {
-		input, in, where, err = b.bindFrom(sel.From.TableRefs, outer, where)
+		from := sel.From.TableRefs
+		if b.Streaming {
+			from, where = b.semiJoins(from, where)
+		}
+		input, in, where, err = b.bindFrom(from, outer, where)
 		if err != nil {
 			return nil, err
+		}
+		for i, c := range in.cols {
+			if strings.HasPrefix(c.Table, semiPrefix) {
+				in.cols[i].Hidden = true // not in SELECT *
+			}
 		}
 	} else {
 		input = &Values{Rows: [][]any{{}}}
@@ -329,6 +338,42 @@ func (b *Binder) fieldName(f *ast.SelectField) string {
 }
 
 // splitAnd splits a predicate into its AND-ed conjuncts.
+// semiPrefix names the derived tables semiJoins adds.
+const semiPrefix = "__sx_semi_"
+
+// semiJoins turns each WHERE conjunct `e IN (SELECT c FROM ...)` of a streaming query into a
+// join with the subquery's distinct values, `JOIN (SELECT DISTINCT c ...) s ON e = s.c`, as
+// Flink does: a view keeps the join current as either side changes (its state grows with
+// both). A NULL e, or a NULL among the values, matches nothing, as IN gives no TRUE then. The
+// subquery's column is hidden from SELECT *. Other subqueries in expressions stay refused.
+func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []ast.ExprNode) {
+	for i, c := range where {
+		in, ok := c.(*ast.PatternInExpr)
+		if !ok || in.Not || in.Sel == nil {
+			continue
+		}
+		sub, ok := in.Sel.(*ast.SubqueryExpr)
+		if !ok {
+			continue
+		}
+		q, ok := sub.Query.(*ast.SelectStmt)
+		if !ok || q.Fields == nil || len(q.Fields.Fields) != 1 || q.Fields.Fields[0].WildCard != nil {
+			continue
+		}
+		if _, err := b.bindQuery(q, &scope{}); err != nil {
+			continue // correlated, or wrong: refused, or reported, where it stands
+		}
+		alias := fmt.Sprintf("%s%d", semiPrefix, b.semis)
+		b.semis++
+		q.Distinct = true
+		q.Fields.Fields[0].AsName = ast.NewCIStr("v")
+		from = &ast.Join{Left: from, Right: &ast.TableSource{Source: q, AsName: ast.NewCIStr(alias)}, Tp: ast.CrossJoin}
+		where[i] = &ast.BinaryOperationExpr{Op: opcode.EQ, L: in.Expr,
+			R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr("v")}}}
+	}
+	return from, where
+}
+
 func splitAnd(e ast.ExprNode) []ast.ExprNode {
 	if p, ok := e.(*ast.ParenthesesExpr); ok {
 		return splitAnd(p.Expr)
