@@ -479,7 +479,7 @@ func removeListener(ls []*listener, l *listener) []*listener {
 // view that only views of the list read can go with them).
 func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.Stmt) (*Result, error) {
 	listed := map[string]bool{}
-	var todo []string
+	var pending []string
 	for _, name := range names {
 		l := strings.ToLower(name)
 		_, isView := e.views[l]
@@ -488,7 +488,7 @@ func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.S
 		case isView || isLogical && !materialized:
 			if !listed[l] {
 				listed[l] = true
-				todo = append(todo, name)
+				pending = append(pending, name)
 			}
 		case ifExists && !isLogical:
 		default:
@@ -496,24 +496,24 @@ func (e *Engine) dropViews(names []string, ifExists, materialized bool, s *sql.S
 			return nil, err
 		}
 	}
-	for _, name := range todo {
+	for _, name := range pending {
 		for _, r := range e.readers(name) {
 			if !listed[strings.ToLower(r.name)] {
 				return nil, r.refusal(s, name, name)
 			}
 		}
 	}
-	for len(todo) > 0 {
+	for len(pending) > 0 {
 		// The first view no remaining view of the list reads (there is one: reading is
 		// acyclic).
-		i := slices.IndexFunc(todo, func(name string) bool {
+		i := slices.IndexFunc(pending, func(name string) bool {
 			return !slices.ContainsFunc(e.readers(name), func(r reader) bool { return listed[strings.ToLower(r.name)] })
 		})
-		if _, err := e.dropView(todo[i], false, materialized, s); err != nil {
+		if _, err := e.dropView(pending[i], false, materialized, s); err != nil {
 			return nil, err
 		}
-		delete(listed, strings.ToLower(todo[i]))
-		todo = slices.Delete(todo, i, i+1)
+		delete(listed, strings.ToLower(pending[i]))
+		pending = slices.Delete(pending, i, i+1)
 	}
 	return &Result{}, nil
 }
