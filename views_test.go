@@ -32,8 +32,11 @@ var viewQueries = []string{
 	`SELECT b.k, a.v, COUNT(*) OVER (PARTITION BY b.g) AS c FROM b LEFT JOIN a ON a.k = b.k`,
 	`SELECT * FROM (SELECT b.k, b.w, a.v, ROW_NUMBER() OVER (PARTITION BY b.g ORDER BY b.k, b.w, a.v) AS rn
 		FROM b LEFT JOIN a ON a.k = b.k) x WHERE rn <= 2`,
-	// An IN subquery (a join with the subquery's distinct values).
+	// IN and EXISTS subqueries, correlated or not (semi and anti joins).
 	`SELECT k, v FROM a WHERE g IN (SELECT g FROM b WHERE w > 2)`,
+	`SELECT k, v FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.w > 1)`,
+	`SELECT k, g FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.g = a.g)`,
+	`SELECT k FROM a WHERE v IN (SELECT w FROM b WHERE b.k = a.k)`,
 	// Grouping sets (the empty set's row is there over no rows) and window frames.
 	`SELECT g, s, COUNT(*) AS n, SUM(v) AS sv FROM a GROUP BY ROLLUP (g, s)`,
 	`SELECT g, w, COUNT(*) AS n FROM b GROUP BY CUBE (g, w)`,

@@ -341,37 +341,159 @@ func (b *Binder) fieldName(f *ast.SelectField) string {
 // semiPrefix names the derived tables semiJoins adds.
 const semiPrefix = "__sx_semi_"
 
-// semiJoins turns each WHERE conjunct `e IN (SELECT c FROM ...)` of a streaming query into a
-// join with the subquery's distinct values, `JOIN (SELECT DISTINCT c ...) s ON e = s.c`, as
-// Flink does: a view keeps the join current as either side changes (its state grows with
-// both). A NULL e, or a NULL among the values, matches nothing, as IN gives no TRUE then. The
-// subquery's column is hidden from SELECT *. Other subqueries in expressions stay refused.
+// semiJoins turns each WHERE conjunct `e IN (SELECT c FROM ...)`, `EXISTS (SELECT ...)` and
+// `NOT EXISTS (SELECT ...)` of a streaming query into a join with the subquery's distinct
+// values, as Flink does: `JOIN (SELECT DISTINCT c, k ...) s ON e = s.c AND o = s.k` for a
+// subquery whose WHERE correlates it by equalities `inner k = outer o` (the other conjuncts
+// its own), a LEFT JOIN kept where no value matched for NOT EXISTS. A view keeps the join
+// current as either side changes (its state grows with both). A NULL matches nothing, as
+// IN and the equalities give no TRUE then. The subquery's columns are hidden from SELECT *.
+// Other subqueries (NOT IN, scalar, correlated otherwise) stay refused.
 func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []ast.ExprNode) {
-	for i, c := range where {
-		in, ok := c.(*ast.PatternInExpr)
-		if !ok || in.Not || in.Sel == nil {
+	for i := 0; i < len(where); i++ {
+		c := where[i]
+		var q *ast.SelectStmt
+		var in ast.ExprNode // IN's left side
+		anti := false
+		switch x := c.(type) {
+		case *ast.PatternInExpr:
+			if x.Not || x.Sel == nil {
+				continue
+			}
+			q, in = subSelect(x.Sel), x.Expr
+		case *ast.ExistsSubqueryExpr:
+			q, anti = subSelect(x.Sel), x.Not
+		case *ast.UnaryOperationExpr:
+			if e, ok := x.V.(*ast.ExistsSubqueryExpr); ok && x.Op == opcode.Not {
+				q, anti = subSelect(e.Sel), !e.Not
+			}
+		}
+		if q == nil || q.From == nil || q.GroupBy != nil || q.Having != nil || q.Limit != nil || q.OrderBy != nil || len(collectAggs(q)) > 0 {
 			continue
 		}
-		sub, ok := in.Sel.(*ast.SubqueryExpr)
+		if in != nil && (len(q.Fields.Fields) != 1 || q.Fields.Fields[0].WildCard != nil) {
+			continue
+		}
+		keys, own, ok := b.correlation(q)
 		if !ok {
-			continue
-		}
-		q, ok := sub.Query.(*ast.SelectStmt)
-		if !ok || q.Fields == nil || len(q.Fields.Fields) != 1 || q.Fields.Fields[0].WildCard != nil {
-			continue
-		}
-		if _, err := b.bindQuery(q, &scope{}); err != nil {
-			continue // correlated, or wrong: refused, or reported, where it stands
+			continue // correlated otherwise, or wrong: refused, or reported, where it stands
 		}
 		alias := fmt.Sprintf("%s%d", semiPrefix, b.semis)
 		b.semis++
-		q.Distinct = true
-		q.Fields.Fields[0].AsName = ast.NewCIStr("v")
-		from = &ast.Join{Left: from, Right: &ast.TableSource{Source: q, AsName: ast.NewCIStr(alias)}, Tp: ast.CrossJoin}
-		where[i] = &ast.BinaryOperationExpr{Op: opcode.EQ, L: in.Expr,
-			R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr("v")}}}
+		var fields []*ast.SelectField
+		var eqs []ast.ExprNode
+		key := func(outer, inner ast.ExprNode) {
+			name := fmt.Sprintf("v%d", len(fields))
+			fields = append(fields, &ast.SelectField{Expr: inner, AsName: ast.NewCIStr(name)})
+			eqs = append(eqs, &ast.BinaryOperationExpr{Op: opcode.EQ, L: outer,
+				R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr(name)}}})
+		}
+		if in != nil {
+			key(in, q.Fields.Fields[0].Expr)
+		}
+		for _, k := range keys {
+			key(k[0], k[1])
+		}
+		if len(fields) == 0 { // uncorrelated EXISTS: whether the subquery has a row at all
+			one := ast.NewValueExpr(int64(1), "", "")
+			key(ast.NewValueExpr(int64(1), "", ""), one)
+		}
+		// A copy: the statement's own tree stays as written (it may be bound again).
+		semi := *q
+		semi.Distinct, semi.Fields, semi.Where = true, &ast.FieldList{Fields: fields}, andOf(own)
+		right := &ast.TableSource{Source: &semi, AsName: ast.NewCIStr(alias)}
+		if anti {
+			from = &ast.Join{Left: from, Right: right, Tp: ast.LeftJoin, On: &ast.OnCondition{Expr: andOf(eqs)}}
+			where[i] = &ast.IsNullExpr{Expr: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr("v0")}}}
+			continue
+		}
+		from = &ast.Join{Left: from, Right: right, Tp: ast.CrossJoin}
+		where[i] = eqs[0]
+		where = append(where, eqs[1:]...)
 	}
 	return from, where
+}
+
+// subSelect is the SELECT of a subquery expression, or nil.
+func subSelect(e ast.ExprNode) *ast.SelectStmt {
+	if sub, ok := e.(*ast.SubqueryExpr); ok {
+		if q, ok := sub.Query.(*ast.SelectStmt); ok {
+			return q
+		}
+	}
+	return nil
+}
+
+// correlation splits a subquery's WHERE into the equalities `inner = outer` that correlate it
+// with the query around it (each as [outer, inner]) and its own conjuncts; ok is false when
+// a conjunct names the outer query otherwise, or the subquery does not bind on its own.
+func (b *Binder) correlation(q *ast.SelectStmt) (keys [][2]ast.ExprNode, own []ast.ExprNode, ok bool) {
+	_, inner, _, err := b.bindFrom(q.From.TableRefs, &scope{}, nil)
+	if err != nil {
+		return nil, nil, false
+	}
+	// side reports whether e names inner columns, outer ones (not the subquery's), or both.
+	side := func(e ast.ExprNode) (innerCols, outerCols bool) {
+		e.Accept(&colVisitor{fn: func(c *ast.ColumnName) {
+			if _, err := inner.resolve(c.Table.O, c.Name.O); err == errNotFound {
+				outerCols = true
+			} else {
+				innerCols = true
+			}
+		}, sub: func() { innerCols, outerCols = true, true }})
+		return innerCols, outerCols
+	}
+	for _, f := range q.Fields.Fields {
+		if f.Expr != nil {
+			if _, outer := side(f.Expr); outer {
+				return nil, nil, false
+			}
+		}
+	}
+	var conds []ast.ExprNode
+	if q.Where != nil {
+		conds = splitAnd(q.Where)
+	}
+	for _, c := range conds {
+		if _, outer := side(c); !outer {
+			own = append(own, c)
+			continue
+		}
+		eq, isEq := c.(*ast.BinaryOperationExpr)
+		if !isEq || eq.Op != opcode.EQ {
+			return nil, nil, false
+		}
+		li, lo := side(eq.L)
+		ri, ro := side(eq.R)
+		switch {
+		case lo && !li && ri && !ro:
+			keys = append(keys, [2]ast.ExprNode{eq.L, eq.R})
+		case ro && !ri && li && !lo:
+			keys = append(keys, [2]ast.ExprNode{eq.R, eq.L})
+		default:
+			return nil, nil, false
+		}
+	}
+	// The subquery must bind on its own once its correlations are taken out.
+	probe := *q
+	probe.Where = andOf(own)
+	if _, err := b.bindQuery(&probe, &scope{}); err != nil {
+		return nil, nil, false
+	}
+	return keys, own, true
+}
+
+// andOf joins conditions with AND (nil for none).
+func andOf(cs []ast.ExprNode) ast.ExprNode {
+	var out ast.ExprNode
+	for _, c := range cs {
+		if out == nil {
+			out = c
+		} else {
+			out = &ast.BinaryOperationExpr{Op: opcode.LogicAnd, L: out, R: c}
+		}
+	}
+	return out
 }
 
 func splitAnd(e ast.ExprNode) []ast.ExprNode {
