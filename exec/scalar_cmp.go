@@ -418,7 +418,7 @@ func NewIn(e Expr, list []Expr, not bool) (Expr, error) {
 		if f, ok := v.(float64); ok && f == 0 {
 			v = 0.0 // -0 equals +0
 		}
-		set[v] = struct{}{}
+		set[multisetKey(v)] = struct{}{} // NaN equals NaN, as = compares them
 	}
 	return &kernelExpr{t: types.TBool, args: []Expr{conv[0]}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
 		return inSet(as[0], t, set, hasNull, not, n), nil
@@ -439,7 +439,7 @@ func inSet(a arrow.Array, t types.T, set map[any]struct{}, hasNull, not bool, n 
 			if f == 0 {
 				f = 0
 			}
-			_, ok := set[f]
+			_, ok := set[multisetKey(f)]
 			return ok
 		case *array.String:
 			_, ok := set[c.Value(i)]

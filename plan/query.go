@@ -383,7 +383,7 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		var fields []*ast.SelectField
 		var eqs []ast.ExprNode
 		key := func(outer, inner ast.ExprNode) {
-			name := fmt.Sprintf("v%d", len(fields))
+			name := fmt.Sprintf("%s_%d", alias, len(fields)) // plain in EXPLAIN too
 			fields = append(fields, &ast.SelectField{Expr: inner, AsName: ast.NewCIStr(name)})
 			eqs = append(eqs, &ast.BinaryOperationExpr{Op: opcode.EQ, L: outer,
 				R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr(name)}}})
@@ -404,7 +404,7 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		right := &ast.TableSource{Source: &semi, AsName: ast.NewCIStr(alias)}
 		if anti {
 			from = &ast.Join{Left: from, Right: right, Tp: ast.LeftJoin, On: &ast.OnCondition{Expr: andOf(eqs)}}
-			where[i] = &ast.IsNullExpr{Expr: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr("v0")}}}
+			where[i] = &ast.IsNullExpr{Expr: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr(alias + "_0")}}}
 			continue
 		}
 		from = &ast.Join{Left: from, Right: right, Tp: ast.CrossJoin}
