@@ -341,31 +341,42 @@ func (b *Binder) fieldName(f *ast.SelectField) string {
 // semiPrefix names the derived tables semiJoins adds.
 const semiPrefix = "__sx_semi_"
 
-// semiJoins turns each WHERE conjunct `e IN (SELECT c FROM ...)`, `EXISTS (SELECT ...)` and
-// `NOT EXISTS (SELECT ...)` of a streaming query into a join with the subquery's distinct
-// values, as Flink does: `JOIN (SELECT DISTINCT c, k ...) s ON e = s.c AND o = s.k` for a
-// subquery whose WHERE correlates it by equalities `inner k = outer o` (the other conjuncts
-// its own), a LEFT JOIN kept where no value matched for NOT EXISTS. A view keeps the join
-// current as either side changes (its state grows with both). A NULL matches nothing, as
-// IN and the equalities give no TRUE then. The subquery's columns are hidden from SELECT *.
-// Other subqueries (NOT IN, scalar, correlated otherwise) stay refused.
+// semiJoins turns each WHERE conjunct `e [NOT] IN (SELECT c FROM ...)` and `[NOT] EXISTS
+// (SELECT ...)` of a streaming query into a join with the subquery's distinct values, as
+// Flink does: `JOIN (SELECT DISTINCT c, k ...) s ON e = s.c AND o = s.k` for a subquery whose
+// WHERE correlates it by equalities `inner k = outer o` (the other conjuncts its own), a
+// LEFT JOIN kept where no value matched for NOT (notInRules adds NOT IN's NULL rules). A
+// view keeps the join current as either side changes (its state grows with both). A NULL
+// matches nothing, as IN and the equalities give no TRUE then. The subquery's columns are
+// hidden from SELECT *. Other subqueries (scalar, correlated otherwise) stay refused.
 func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []ast.ExprNode) {
 	for i := 0; i < len(where); i++ {
 		c := where[i]
 		var q *ast.SelectStmt
 		var in ast.ExprNode // IN's left side
-		anti := false
+		anti := false       // NOT EXISTS, NOT IN
 		switch x := c.(type) {
 		case *ast.PatternInExpr:
-			if x.Not || x.Sel == nil {
+			if x.Sel == nil {
 				continue
 			}
-			q, in = subSelect(x.Sel), x.Expr
+			q, in, anti = subSelect(x.Sel), x.Expr, x.Not
 		case *ast.ExistsSubqueryExpr:
 			q, anti = subSelect(x.Sel), x.Not
 		case *ast.UnaryOperationExpr:
-			if e, ok := x.V.(*ast.ExistsSubqueryExpr); ok && x.Op == opcode.Not {
-				q, anti = subSelect(e.Sel), !e.Not
+			v := x.V
+			for p, ok := v.(*ast.ParenthesesExpr); ok; p, ok = v.(*ast.ParenthesesExpr) {
+				v = p.Expr
+			}
+			switch e := v.(type) {
+			case *ast.ExistsSubqueryExpr:
+				if x.Op == opcode.Not {
+					q, anti = subSelect(e.Sel), !e.Not
+				}
+			case *ast.PatternInExpr:
+				if x.Op == opcode.Not && e.Sel != nil {
+					q, in, anti = subSelect(e.Sel), e.Expr, !e.Not
+				}
 			}
 		}
 		if q == nil || q.From == nil || q.GroupBy != nil || q.Having != nil || q.Limit != nil || q.OrderBy != nil || len(collectAggs(q)) > 0 {
@@ -385,8 +396,7 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		key := func(outer, inner ast.ExprNode) {
 			name := fmt.Sprintf("%s_%d", alias, len(fields)) // plain in EXPLAIN too
 			fields = append(fields, &ast.SelectField{Expr: inner, AsName: ast.NewCIStr(name)})
-			eqs = append(eqs, &ast.BinaryOperationExpr{Op: opcode.EQ, L: outer,
-				R: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr(name)}}})
+			eqs = append(eqs, &ast.BinaryOperationExpr{Op: opcode.EQ, L: outer, R: column(alias, name)})
 		}
 		if in != nil {
 			key(in, q.Fields.Fields[0].Expr)
@@ -404,7 +414,11 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		right := &ast.TableSource{Source: &semi, AsName: ast.NewCIStr(alias)}
 		if anti {
 			from = &ast.Join{Left: from, Right: right, Tp: ast.LeftJoin, On: &ast.OnCondition{Expr: andOf(eqs)}}
-			where[i] = &ast.IsNullExpr{Expr: &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(alias), Name: ast.NewCIStr(alias + "_0")}}}
+			unmatched := ast.ExprNode(&ast.IsNullExpr{Expr: column(alias, alias+"_0")})
+			if in != nil { // NOT IN: NULL rules too
+				from, unmatched = notInRules(from, unmatched, in, q, keys, own, alias+"_n")
+			}
+			where[i] = unmatched
 			continue
 		}
 		from = &ast.Join{Left: from, Right: right, Tp: ast.CrossJoin}
@@ -412,6 +426,52 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		where = append(where, eqs[1:]...)
 	}
 	return from, where
+}
+
+// notInRules adds to the anti join of `x NOT IN (SELECT c ...)` SQL's NULL rules: NOT IN is
+// TRUE where the subquery (for the row's correlation keys) has no row, and otherwise only
+// when x is not NULL, no value matched it (unmatched) and no value is NULL. A derived table
+// alias counts the subquery's rows and NULL values per correlation key (one global row when
+// uncorrelated), joined to the query; it returns the new FROM and the condition.
+func notInRules(from *ast.Join, unmatched, x ast.ExprNode, q *ast.SelectStmt, keys [][2]ast.ExprNode, own []ast.ExprNode, alias string) (*ast.Join, ast.ExprNode) {
+	c := q.Fields.Fields[0].Expr
+	one := func() ast.ExprNode { return ast.NewValueExpr(int64(1), "", "") }
+	field := func(e ast.ExprNode, name string) *ast.SelectField {
+		return &ast.SelectField{Expr: e, AsName: ast.NewCIStr(name)}
+	}
+	counts := *q
+	counts.Distinct, counts.Where, counts.OrderBy = false, andOf(own), nil
+	var fields []*ast.SelectField
+	var by []*ast.ByItem
+	var on []ast.ExprNode
+	for i, k := range keys {
+		name := fmt.Sprintf("%s_%d", alias, i)
+		fields = append(fields, field(k[1], name))
+		by = append(by, &ast.ByItem{Expr: k[1]})
+		on = append(on, &ast.BinaryOperationExpr{Op: opcode.EQ, L: k[0], R: column(alias, name)})
+	}
+	fields = append(fields, field(&ast.AggregateFuncExpr{F: "count", Args: []ast.ExprNode{one()}}, alias+"_rows"),
+		field(&ast.AggregateFuncExpr{F: "count", Args: []ast.ExprNode{&ast.CaseExpr{
+			WhenClauses: []*ast.WhenClause{{Expr: &ast.IsNullExpr{Expr: c}, Result: one()}}}}}, alias+"_nulls"))
+	counts.Fields = &ast.FieldList{Fields: fields}
+	right := &ast.TableSource{Source: &counts, AsName: ast.NewCIStr(alias)}
+	if len(keys) > 0 {
+		counts.GroupBy = &ast.GroupByClause{Items: by}
+		from = &ast.Join{Left: from, Right: right, Tp: ast.LeftJoin, On: &ast.OnCondition{Expr: andOf(on)}}
+	} else {
+		from = &ast.Join{Left: from, Right: right, Tp: ast.CrossJoin} // a global count: one row
+	}
+	rows := column(alias, alias+"_rows")
+	empty := &ast.BinaryOperationExpr{Op: opcode.LogicOr, L: &ast.IsNullExpr{Expr: rows},
+		R: &ast.BinaryOperationExpr{Op: opcode.EQ, L: rows, R: ast.NewValueExpr(int64(0), "", "")}}
+	clean := andOf([]ast.ExprNode{unmatched, &ast.IsNullExpr{Expr: x, Not: true},
+		&ast.BinaryOperationExpr{Op: opcode.EQ, L: column(alias, alias+"_nulls"), R: ast.NewValueExpr(int64(0), "", "")}})
+	return from, &ast.BinaryOperationExpr{Op: opcode.LogicOr, L: &ast.ParenthesesExpr{Expr: empty}, R: &ast.ParenthesesExpr{Expr: clean}}
+}
+
+// column is the column reference table.name.
+func column(table, name string) *ast.ColumnNameExpr {
+	return &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(table), Name: ast.NewCIStr(name)}}
 }
 
 // subSelect is the SELECT of a subquery expression, or nil.
