@@ -39,6 +39,8 @@ var viewQueries = []string{
 	`SELECT k FROM a WHERE v IN (SELECT w FROM b WHERE b.k = a.k)`,
 	`SELECT k, v FROM a WHERE v NOT IN (SELECT w FROM b)`,
 	`SELECT k FROM a WHERE g NOT IN (SELECT g FROM b WHERE b.k = a.k AND w > 0)`,
+	`SELECT k, v FROM a WHERE v > (SELECT AVG(w) FROM b)`,
+	`SELECT k, (SELECT COUNT(*) FROM b) AS nb FROM a`,
 	// Grouping sets (the empty set's row is there over no rows) and window frames.
 	`SELECT g, s, COUNT(*) AS n, SUM(v) AS sv FROM a GROUP BY ROLLUP (g, s)`,
 	`SELECT g, w, COUNT(*) AS n FROM b GROUP BY CUBE (g, w)`,

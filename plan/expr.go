@@ -84,8 +84,10 @@ type Binder struct {
 	// at, while binding a logical view's query for a statement that names it, is where the
 	// statement names it: its expressions' run-time errors are placed there.
 	at *exec.Pos
-	// semis numbers the semi-joins that IN subqueries of a streaming query become.
-	semis int
+	// semis numbers the derived tables that subqueries of a streaming query become
+	// (semiJoins, scalarJoins); scalars maps a scalar subquery to its table's alias.
+	semis   int
+	scalars map[*ast.SubqueryExpr]string
 }
 
 // Relations returns the catalog relations (tables, views, system tables) the bound
@@ -638,6 +640,9 @@ func (b *Binder) bindIn(n *ast.PatternInExpr, s *scope) (exec.Expr, error) {
 }
 
 func (b *Binder) bindScalarSubquery(n *ast.SubqueryExpr, s *scope) (exec.Expr, error) {
+	if alias, ok := b.scalars[n]; ok { // a streaming query's: a column of a joined table
+		return b.bindExpr(column(alias, alias+"_0"), s)
+	}
 	node, c, err := b.bindSubquery(n, s)
 	if err != nil {
 		return nil, err

@@ -79,6 +79,7 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 		from := sel.From.TableRefs
 		if b.Streaming {
 			from, where = b.semiJoins(from, where)
+			from = b.scalarJoins(from, sel, where)
 		}
 		input, in, where, err = b.bindFrom(from, outer, where)
 		if err != nil {
@@ -473,6 +474,69 @@ func notInRules(from *ast.Join, unmatched, x ast.ExprNode, q *ast.SelectStmt, ke
 func column(table, name string) *ast.ColumnNameExpr {
 	return &ast.ColumnNameExpr{Name: &ast.ColumnName{Table: ast.NewCIStr(table), Name: ast.NewCIStr(name)}}
 }
+
+// scalarJoins makes each uncorrelated scalar subquery that is a global aggregate (one row,
+// always: `v > (SELECT AVG(v) FROM t)`) in a streaming query's WHERE, or in its select list
+// when the query does not aggregate, a table cross-joined to the query's FROM, as Flink
+// does; bindScalarSubquery then reads its column (b.scalars). The view keeps the result
+// current as the aggregate changes. Other scalar subqueries stay refused.
+func (b *Binder) scalarJoins(from *ast.Join, sel *ast.SelectStmt, where []ast.ExprNode) *ast.Join {
+	var exprs []ast.ExprNode
+	exprs = append(exprs, where...)
+	if len(collectAggs(sel)) == 0 && sel.GroupBy == nil {
+		for _, f := range sel.Fields.Fields {
+			if f.Expr != nil {
+				exprs = append(exprs, f.Expr)
+			}
+		}
+	}
+	for _, e := range exprs {
+		e.Accept(&scalarCollector{fn: func(sub *ast.SubqueryExpr) {
+			q := subSelect(sub)
+			if q == nil || q.GroupBy != nil || q.Limit != nil || len(q.Fields.Fields) != 1 || len(collectAggs(q)) == 0 {
+				return
+			}
+			if _, err := b.bindQuery(q, &scope{}); err != nil {
+				return // correlated, or wrong: refused, or reported, where it stands
+			}
+			alias := fmt.Sprintf("%s%d", semiPrefix, b.semis)
+			b.semis++
+			one := *q // a copy: the statement's own tree stays as written
+			one.Fields = &ast.FieldList{Fields: []*ast.SelectField{{Expr: q.Fields.Fields[0].Expr, AsName: ast.NewCIStr(alias + "_0")}}}
+			from = &ast.Join{Left: from, Right: &ast.TableSource{Source: &one, AsName: ast.NewCIStr(alias)}, Tp: ast.CrossJoin}
+			if b.scalars == nil {
+				b.scalars = map[*ast.SubqueryExpr]string{}
+			}
+			b.scalars[sub] = alias
+		}})
+	}
+	return from
+}
+
+// scalarCollector finds the scalar subqueries of an expression (not those of IN or EXISTS,
+// nor any inside another subquery).
+type scalarCollector struct{ fn func(*ast.SubqueryExpr) }
+
+func (c *scalarCollector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.SubqueryExpr:
+		c.fn(x)
+		return n, true
+	case *ast.ExistsSubqueryExpr:
+		return n, true
+	case *ast.PatternInExpr:
+		if x.Sel != nil {
+			x.Expr.Accept(c)
+			return n, true
+		}
+	case *ast.CompareSubqueryExpr: // ANY, ALL
+		x.L.Accept(c)
+		return n, true
+	}
+	return n, false
+}
+
+func (c *scalarCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // subSelect is the SELECT of a subquery expression, or nil.
 func subSelect(e ast.ExprNode) *ast.SelectStmt {

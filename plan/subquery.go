@@ -158,7 +158,7 @@ func (x *correlatedExpr) evalRow(lv any) (any, error) {
 // none, the caller runs it once and uses constants; with some, a correlatedExpr.
 func (b *Binder) bindSubquery(sub *ast.SubqueryExpr, s *scope) (node Node, c *correlation, err error) {
 	if b.Streaming {
-		return nil, nil, b.errAt(sub, "subqueries in expressions are not supported in materialized views, but for [NOT] IN and [NOT] EXISTS as WHERE conjuncts, correlated by equalities or not (joins)")
+		return nil, nil, b.errAt(sub, "subqueries in expressions are not supported in materialized views, but for [NOT] IN and [NOT] EXISTS as WHERE conjuncts, correlated by equalities or not, and uncorrelated global aggregates (joins)")
 	}
 	q := sub.Query
 	c = &correlation{outer: s}
