@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -34,6 +35,10 @@ type aggScope struct {
 	aggText []string
 	input   *scope
 	nkeys   int
+	// sets, for GROUPING SETS, ROLLUP and CUBE, are the keys each set groups by; setCol is
+	// the (hidden) column holding a row's set.
+	sets   [][]int
+	setCol int
 }
 
 // resolve finds a column by optional qualifier and name.
@@ -708,6 +713,8 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 			return nil, b.errAt(n, "%s", err)
 		}
 		return &exec.Const{V: ts, T: types.TTimestamp}, nil
+	case "grouping":
+		return b.bindGrouping(n, s)
 	case "timestampdiff", "timestampadd":
 		usage := map[string]string{"timestampdiff": "TIMESTAMPDIFF(unit, from, to)", "timestampadd": "TIMESTAMPADD(unit, n, t)"}[name]
 		if len(n.Args) != 3 {
@@ -866,4 +873,52 @@ func (b *Binder) bindCompareSubquery(n *ast.CompareSubqueryExpr, s *scope) (exec
 	x := b.correlated(kind, node, c, left, false).(*correlatedExpr)
 	x.op = op
 	return x, nil
+}
+
+// bindGrouping binds GROUPING(k, ...) after GROUP BY (PostgreSQL, DuckDB, Flink): a bit per
+// argument, the first the most significant, set when the row's grouping set leaves that key
+// out (its NULL is a subtotal's, not the data's); 0 without grouping sets.
+func (b *Binder) bindGrouping(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
+	as := s.agg
+	if as == nil || len(n.Args) == 0 || len(n.Args) > 62 {
+		return nil, b.errAt(n, "GROUPING takes GROUP BY columns, after GROUP BY")
+	}
+	keys := make([]int, len(n.Args))
+	for i, a := range n.Args {
+		k := -1
+		for j, t := range as.keyText {
+			if t == restore(a) {
+				k = j
+			}
+		}
+		if cn, ok := a.(*ast.ColumnNameExpr); ok && k < 0 {
+			if idx, err := as.input.resolve(cn.Name.Table.O, cn.Name.Name.O); err == nil {
+				k = slices.Index(as.keyCols, idx)
+			}
+		}
+		if k < 0 {
+			return nil, b.errAt(a, "GROUPING takes GROUP BY columns; %s is not one", restore(a))
+		}
+		keys[i] = k
+	}
+	bits := func(set []int) int64 {
+		var v int64
+		for _, k := range keys {
+			v <<= 1
+			if !slices.Contains(set, k) {
+				v |= 1
+			}
+		}
+		return v
+	}
+	if as.sets == nil {
+		return &exec.Const{V: int64(0), T: types.TBigInt}, nil
+	}
+	var whens, thens []exec.Expr
+	for i, set := range as.sets {
+		whens = append(whens, &exec.Const{V: int64(i), T: types.TBigInt})
+		thens = append(thens, &exec.Const{V: bits(set), T: types.TBigInt})
+	}
+	r, err := exec.NewCase(&exec.ColRef{Idx: as.setCol, T: types.TBigInt, Name: "grouping_set"}, whens, thens, nil)
+	return r, b.wrap(n, err)
 }

@@ -825,13 +825,17 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 	}
 	aggCols := append(append(append([]Col{}, outCols[:as.nkeys]...), Col{Name: "grouping_set", T: types.TBigInt}), outCols[as.nkeys:]...)
 	agg := &Aggregate{Input: &Expand{Input: proj, NumKeys: as.nkeys, Sets: keySets}, NumKeys: as.nkeys + 1, Aggs: shifted, cols: aggCols, Window: window}
-	drop := make([]exec.Expr, 0, len(outCols))
+	// The set's number moves last, hidden: GROUPING() reads it.
+	moved := make([]exec.Expr, 0, len(aggCols))
 	for i, c := range aggCols {
 		if i != as.nkeys {
-			drop = append(drop, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
+			moved = append(moved, &exec.ColRef{Idx: i, T: c.T, Name: c.Name})
 		}
 	}
-	return &Project{Input: agg, Exprs: drop, cols: outCols}, &scope{cols: outCols, parent: in.parent, agg: as}, nil
+	moved = append(moved, &exec.ColRef{Idx: as.nkeys, T: types.TBigInt, Name: "grouping_set"})
+	cols := append(slices.Clone(outCols), Col{Name: "grouping_set", T: types.TBigInt, Hidden: true})
+	as.sets, as.setCol = keySets, len(outCols)
+	return &Project{Input: agg, Exprs: moved, cols: cols}, &scope{cols: cols, parent: in.parent, agg: as}, nil
 }
 
 // repeatedKey returns the index of a GROUP BY key, of text text (and input column keyCol, -1
