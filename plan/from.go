@@ -418,6 +418,14 @@ func (b *Binder) bindCTE(cte *ast.CommonTableExpression, alias string, pos sql.P
 	if cte == nil {
 		return nil, nil, b.Stmt.ErrorAtPos(pos, "recursive CTEs are not supported")
 	}
+	// Its own name inside its query names what it would without it (a table, an enclosing
+	// query's CTE), as a WITH that is not RECURSIVE means: it is out of scope meanwhile.
+	for _, m := range b.ctes {
+		if m[cte.Name.L] == cte {
+			delete(m, cte.Name.L)
+			defer func() { m[cte.Name.L] = cte }()
+		}
+	}
 	node, err := b.bindQuery(cte.Query.Query, &scope{parent: outer})
 	if err != nil {
 		return nil, nil, err

@@ -383,8 +383,8 @@ func (b *Binder) semiJoins(from *ast.Join, where []ast.ExprNode) (*ast.Join, []a
 		if q == nil || q.From == nil || q.GroupBy != nil || q.Having != nil || q.Limit != nil || q.OrderBy != nil || len(collectAggs(q)) > 0 {
 			continue
 		}
-		if in != nil && (len(q.Fields.Fields) != 1 || q.Fields.Fields[0].WildCard != nil) {
-			continue
+		if in != nil && (len(q.Fields.Fields) != 1 || q.Fields.Fields[0].WildCard != nil || hasSubquery(in)) {
+			continue // (IN's left side goes into a join's condition, out of scalarJoins's reach)
 		}
 		keys, own, ok := b.correlation(q)
 		if !ok {
@@ -493,8 +493,8 @@ func (b *Binder) scalarJoins(from *ast.Join, sel *ast.SelectStmt, where []ast.Ex
 	for _, e := range exprs {
 		e.Accept(&scalarCollector{fn: func(sub *ast.SubqueryExpr) {
 			q := subSelect(sub)
-			if q == nil || q.GroupBy != nil || q.Limit != nil || len(q.Fields.Fields) != 1 || len(collectAggs(q)) == 0 {
-				return
+			if q == nil || q.GroupBy != nil || q.Having != nil || q.Limit != nil || len(q.Fields.Fields) != 1 || len(collectAggs(q)) == 0 {
+				return // not one row always
 			}
 			if _, err := b.bindQuery(q, &scope{}); err != nil {
 				return // correlated, or wrong: refused, or reported, where it stands
@@ -538,6 +538,13 @@ func (c *scalarCollector) Enter(n ast.Node) (ast.Node, bool) {
 
 func (c *scalarCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// hasSubquery reports whether e holds a subquery.
+func hasSubquery(e ast.ExprNode) bool {
+	found := false
+	e.Accept(&colVisitor{fn: func(*ast.ColumnName) {}, sub: func() { found = true }})
+	return found
+}
+
 // subSelect is the SELECT of a subquery expression, or nil.
 func subSelect(e ast.ExprNode) *ast.SelectStmt {
 	if sub, ok := e.(*ast.SubqueryExpr); ok {
@@ -552,6 +559,7 @@ func subSelect(e ast.ExprNode) *ast.SelectStmt {
 // with the query around it (each as [outer, inner]) and its own conjuncts; ok is false when
 // a conjunct names the outer query otherwise, or the subquery does not bind on its own.
 func (b *Binder) correlation(q *ast.SelectStmt) (keys [][2]ast.ExprNode, own []ast.ExprNode, ok bool) {
+	defer b.pushCTEs(q.With)()
 	_, inner, _, err := b.bindFrom(q.From.TableRefs, &scope{}, nil)
 	if err != nil {
 		return nil, nil, false
