@@ -2,6 +2,7 @@ package exec
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -101,21 +102,28 @@ func watermarkAfter(b *Batch, i int, after int64) int64 {
 }
 
 // cutAtExpiry runs apply over b in pieces: it cuts b before each row whose watermark lets a
-// key expire (due), or is the first known one, so the clocks still waiting for a watermark
-// are set (stamp) and the keys are forgotten (expire) before the row is applied. apply gets each piece with the
-// watermark after its last row. The watermark before b's first row is the one after the
-// row before it: it sets the waiting clocks (stamp) before anything else.
-func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire func(w int64) error, apply func(b *Batch, after int64) error) error {
+// key expire (due: a key already queued, or one that the piece's earlier rows changed, whose
+// clocks are not queued yet), or is the first known one, so the clocks still waiting for a
+// watermark are set (stamp) and the keys are forgotten (expire) before the row is applied.
+// apply gets each piece with the watermark after its last row. The watermark before b's
+// first row is the one after the row before it: it sets the waiting clocks (stamp) before
+// anything else.
+func cutAtExpiry(b *Batch, ttl int64, stamp func(w int64), due func(w int64) bool, expire func(w int64) error, apply func(b *Batch, after int64) error) error {
 	if b.WM == nil || b.N == 0 {
 		return apply(b, NoWatermark)
 	}
 	stamp(b.WM[0])
 	start := 0
+	pending := int64(math.MaxInt64) // the least clock of the piece's rows so far
 	for i := 0; i < b.N; i++ {
+		if i > start && b.WM[i] != NoWatermark {
+			pending = min(pending, b.WM[i]) // row i-1's clock: the watermark after it
+		}
 		// The first known watermark sets the clocks waiting for one, as a Watermark message
 		// between the rows would.
 		known := i > 0 && b.WM[i-1] == NoWatermark && b.WM[i] != NoWatermark
-		if !known && !due(b.WM[i]) {
+		soon := pending != math.MaxInt64 && b.WM[i] != NoWatermark && pending+ttl < b.WM[i]
+		if !known && !soon && !due(b.WM[i]) {
 			continue
 		}
 		if i > start {
@@ -127,7 +135,7 @@ func cutAtExpiry(b *Batch, stamp func(w int64), due func(w int64) bool, expire f
 		if err := expire(b.WM[i]); err != nil {
 			return err
 		}
-		start = i
+		start, pending = i, math.MaxInt64
 	}
 	if start == 0 {
 		return apply(b, NoWatermark)

@@ -83,3 +83,23 @@ func TestTTLIndependentOfBatching(t *testing.T) {
 		}
 	}
 }
+
+// TestTTLForgetsAKeyChangedEarlierInTheBatch: a key changed by a batch's first row and due by
+// its last (nothing queued before the batch, as after a restart) is forgotten before that
+// row, as it is when the rows come one by one.
+func TestTTLForgetsAKeyChangedEarlierInTheBatch(t *testing.T) {
+	out := liveCounts{}
+	h := &HashAgg{Keys: []int{0}, KeyT: []types.T{types.TBigInt}, Aggs: []AggSpec{{Fn: AggCountStar}},
+		Retract: true, TTL: 60, Out: Output{Op: out}}
+	if err := h.Push(0, Msg{Kind: MsgWatermark, Watermark: 200}); err != nil {
+		t.Fatal(err)
+	}
+	b := RowsToBatch([][]any{{int64(2)}, {int64(3)}, {int64(2)}}, []types.T{types.TBigInt})
+	b.WM = []int64{200, 205, 266} // key 2's clock is 205: past the TTL at 266
+	if err := h.Push(0, Msg{Kind: MsgBatch, Batch: b}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(map[string]int64(out)), "map[[2 1]:1 [3 1]:1]"; got != want {
+		t.Fatalf("rows %s, want %s (key 2 forgotten before its second row)", got, want)
+	}
+}
