@@ -68,8 +68,8 @@ type input struct {
 }
 
 // parseDuration reads a duration option, in milliseconds: Flink's syntax (a number and an
-// optional unit — '5000' is 5000 ms, '1 min', '90s', '2 hours') or Go's ('1h30m'). Zero,
-// in any unit, turns the option off.
+// optional unit — '5000' is 5000 ms, '1 min', '90s', '2 hours'), Go's ('1h30m') or an
+// INTERVAL's text ('1 hour 30 min'). Zero, in any unit, turns the option off.
 func parseDuration(v string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(v))
 	digits := len(t) - len(strings.TrimLeft(t, "0123456789"))
@@ -79,6 +79,9 @@ func parseDuration(v string) (int64, error) {
 	}
 	if d, err := time.ParseDuration(strings.ReplaceAll(t, " ", "")); err == nil && (d == 0 || d >= time.Millisecond) {
 		return d.Milliseconds(), nil
+	}
+	if ms, ok := sql.IntervalTextMillis(t); ok && ms >= 0 { // '1 hour 30 min', as in an INTERVAL
+		return ms, nil
 	}
 	return 0, fmt.Errorf("invalid duration '%s': expected e.g. '1 hour', '30 minutes', '90s' or '5000' (milliseconds)", v)
 }

@@ -140,3 +140,10 @@ var intervalAbbrevs = map[string]int64{
 	"m": 60_000, "min": 60_000, "mins": 60_000, "h": 3_600_000, "hr": 3_600_000, "hrs": 3_600_000,
 	"d": 86_400_000, "w": 7 * 86_400_000,
 }
+
+// IntervalTextMillis reads an interval written with its units ('1 hour 30 min', '90s'), as
+// INTERVAL '...' takes it, in milliseconds; ok is false for any other text.
+func IntervalTextMillis(text string) (ms int64, ok bool) {
+	ms, whole, ok, _ := intervalText(text)
+	return ms, ok && whole
+}
