@@ -450,7 +450,7 @@ func (h *HashAgg) push(m Msg) error {
 		return h.Out.Emit(m)
 	}
 	if h.TTL > 0 {
-		return cutAtExpiry(m.Batch, h.TTL, h.stampRecent, func(w int64) bool { return h.due.due(w, h.TTL) }, h.expire, h.applyHeld)
+		return cutAtExpiry(m.Batch, &h.due, h.TTL, h.stampRecent, h.expire, h.applyHeld)
 	}
 	return h.apply(m.Batch, NoWatermark)
 }

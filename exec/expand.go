@@ -38,21 +38,19 @@ func (e *Expand) Push(_ int, m Msg) error {
 		}
 	}
 	out := &Batch{N: n, Cols: make([]arrow.Array, 0, len(b.Cols)+1)}
+	keeps := make([]bool, k) // whether each set keeps key c
 	for c := 0; c < e.NumKeys; c++ {
-		kept := 0
-		for _, set := range e.Sets {
-			if slices.Contains(set, c) {
-				kept++
-			}
+		for s, set := range e.Sets {
+			keeps[s] = slices.Contains(set, c)
 		}
-		if kept == k {
+		if !slices.Contains(keeps, false) {
 			out.Cols = append(out.Cols, TakeArray(b.Cols[c], rep, e.Types[c]))
 			continue
 		}
 		bl := NewBuilder(e.Types[c], n)
 		for i := 0; i < b.N; i++ {
-			for _, set := range e.Sets {
-				if slices.Contains(set, c) {
+			for _, keep := range keeps {
+				if keep {
 					bl.AppendFrom(b.Cols[c], i)
 				} else {
 					bl.Append(nil)

@@ -156,7 +156,7 @@ func (j *HashJoin) Push(port int, m Msg) error {
 		b = &Batch{Cols: b.Cols, N: b.N, W: b.W, WM: wm}
 	}
 	if j.TTL > 0 && !j.Batch {
-		return cutAtExpiry(b, j.TTL, j.stampRecent, func(w int64) bool { return j.due.due(w, j.TTL) },
+		return cutAtExpiry(b, &j.due, j.TTL, j.stampRecent,
 			func(w int64) error { j.forget(w); return nil },
 			func(b *Batch, after int64) error { return j.processHeld(port, b, after) })
 	}

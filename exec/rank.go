@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/big"
 	"sort"
@@ -540,6 +541,12 @@ func compareShifted(x, v, off any, back bool) int {
 type Fraction struct {
 	V     int64
 	Shift int
+}
+
+// String writes f as a decimal of the key's unit (EXPLAIN).
+func (f Fraction) String() string {
+	p := int64(math.Pow10(f.Shift))
+	return fmt.Sprintf("%d.%0*d", f.V/p, f.Shift, f.V%p)
 }
 
 // frameTree holds partial aggregates of a partition's rows, a segment tree: leaf n+j is row j,

@@ -102,13 +102,13 @@ func watermarkAfter(b *Batch, i int, after int64) int64 {
 }
 
 // cutAtExpiry runs apply over b in pieces: it cuts b before each row whose watermark lets a
-// key expire (due: a key already queued, or one that the piece's earlier rows changed, whose
+// key expire (a key already queued in q, or one that the piece's earlier rows changed, whose
 // clocks are not queued yet), or is the first known one, so the clocks still waiting for a
 // watermark are set (stamp) and the keys are forgotten (expire) before the row is applied.
 // apply gets each piece with the watermark after its last row. The watermark before b's
 // first row is the one after the row before it: it sets the waiting clocks (stamp) before
 // anything else.
-func cutAtExpiry(b *Batch, ttl int64, stamp func(w int64), due func(w int64) bool, expire func(w int64) error, apply func(b *Batch, after int64) error) error {
+func cutAtExpiry(b *Batch, q *ttlQueue, ttl int64, stamp func(w int64), expire func(w int64) error, apply func(b *Batch, after int64) error) error {
 	if b.WM == nil || b.N == 0 {
 		return apply(b, NoWatermark)
 	}
@@ -123,7 +123,7 @@ func cutAtExpiry(b *Batch, ttl int64, stamp func(w int64), due func(w int64) boo
 		// between the rows would.
 		known := i > 0 && b.WM[i-1] == NoWatermark && b.WM[i] != NoWatermark
 		soon := pending != math.MaxInt64 && b.WM[i] != NoWatermark && pending+ttl < b.WM[i]
-		if !known && !soon && !due(b.WM[i]) {
+		if !known && !soon && !q.due(b.WM[i], ttl) {
 			continue
 		}
 		if i > start {
@@ -161,7 +161,8 @@ func (b *Batch) Slice(lo, hi int) *Batch {
 // skipForgotten runs apply over b without the retractions of rows the operator no longer
 // holds: rows forgotten by the TTL. Applied, such a retraction would take from the key's
 // fresh state what it never added (an aggregate's count going below its rows, a join
-// retracting pairs it never emitted); Flink drops it, and so do we. holds gives row i's
+// retracting pairs it never emitted); Flink's aggregates drop it, and so do ours and our
+// joins (Flink's joins apply it to the other side's rows). holds gives row i's
 // state (a group, a kept row) and how many rows it holds before b; a retraction is dropped
 // when its state holds fewer rows than it retracts at that point, b's earlier kept rows
 // counted. dropped, if set, gets the dropped rows before anything is applied. With cleared

@@ -185,6 +185,11 @@ func (b *Binder) frame(w *ast.WindowFuncExpr, order []exec.SortKey, cols []Col) 
 // distance in the one ORDER BY key's type (RANGE; an INTERVAL for a TIMESTAMP or a DATE), as
 // exec.Bound's Offset holds it.
 func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool, keys int, keyT types.T) (any, error) {
+	// Errors stand at an INTERVAL offset, whose place is known; else at the function.
+	var at ast.Node = w
+	if _, ok := sql.IntervalMillis(e); ok {
+		at = e
+	}
 	if !isRange {
 		v, ok := e.(*test_driver.ValueExpr)
 		n, isInt := any(nil), false
@@ -196,33 +201,33 @@ func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool
 			}
 		}
 		if !isInt || n.(int64) < 0 {
-			return nil, b.errAt(w, "a ROWS frame's offset must be a non-negative integer")
+			return nil, b.errAt(at, "a ROWS frame's offset must be a non-negative integer")
 		}
 		return n, nil
 	}
 	if keys != 1 {
-		return nil, b.errAt(w, "a RANGE frame with an offset needs exactly one ORDER BY column")
+		return nil, b.errAt(at, "a RANGE frame with an offset needs exactly one ORDER BY column")
 	}
 	ms, isInterval := sql.IntervalMillis(e)
 	switch k := keyT.Kind; {
 	case k == types.Timestamp || k == types.Date:
 		if !isInterval {
-			return nil, b.errAt(w, "a RANGE frame over a %s needs an INTERVAL offset, as in INTERVAL '1' HOUR PRECEDING", keyT)
+			return nil, b.errAt(at, "a RANGE frame over %s values needs an INTERVAL offset, as in INTERVAL '1' HOUR PRECEDING", keyT)
 		}
 		if ms < 0 {
-			return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+			return nil, b.errAt(at, "a RANGE frame's offset must not be negative")
 		}
 		if k == types.Date {
 			if ms%types.MsPerDay != 0 {
-				return nil, b.errAt(w, "a RANGE frame over a DATE needs an INTERVAL of whole days")
+				return nil, b.errAt(at, "a RANGE frame over DATE values needs an INTERVAL of whole days")
 			}
 			return ms / types.MsPerDay, nil
 		}
 		return ms, nil
 	case !keyT.IsNumeric():
-		return nil, b.errAt(w, "a RANGE frame with an offset needs a numeric, DATE or TIMESTAMP ORDER BY column, got %s", keyT)
+		return nil, b.errAt(at, "a RANGE frame with an offset needs a numeric, DATE or TIMESTAMP ORDER BY column, got %s", keyT)
 	case isInterval:
-		return nil, b.errAt(w, "a RANGE frame over a %s needs a numeric offset, not an INTERVAL", keyT)
+		return nil, b.errAt(at, "a RANGE frame over %s values needs a numeric offset, not an INTERVAL", keyT)
 	}
 	x, err := b.bindExpr(e, &scope{})
 	if err != nil {
@@ -230,19 +235,19 @@ func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool
 	}
 	c, isConst := x.(*exec.Const)
 	if !isConst || c.V == nil {
-		return nil, b.errAt(w, "a RANGE frame's offset must be a constant number")
+		return nil, b.errAt(at, "a RANGE frame's offset must be a constant number")
 	}
 	if keyT.Phys() == types.PhysFloat64 {
 		d, err := exec.Coerce(c, types.TDouble)
 		if err != nil {
-			return nil, b.wrap(w, err)
+			return nil, b.wrap(at, err)
 		}
 		v, err := exec.EvalConst(d)
 		if err != nil {
-			return nil, b.wrap(w, err)
+			return nil, b.wrap(at, err)
 		}
 		if v.(float64) < 0 {
-			return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+			return nil, b.errAt(at, "a RANGE frame's offset must not be negative")
 		}
 		return v, nil
 	}
@@ -254,11 +259,11 @@ func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool
 	case c.T.Kind == types.Decimal:
 		scale = int(c.T.Scale)
 	default:
-		return nil, b.errAt(w, "a RANGE frame over a %s needs an integer or DECIMAL offset, got %s", keyT, c.T)
+		return nil, b.errAt(at, "a RANGE frame over %s values needs an integer or DECIMAL offset, got %s", keyT, c.T)
 	}
 	v := c.V.(int64)
 	if v < 0 {
-		return nil, b.errAt(w, "a RANGE frame's offset must not be negative")
+		return nil, b.errAt(at, "a RANGE frame's offset must not be negative")
 	}
 	keyScale := 0
 	if keyT.Kind == types.Decimal {
@@ -269,7 +274,7 @@ func (b *Binder) frameOffset(w *ast.WindowFuncExpr, e ast.ExprNode, isRange bool
 	}
 	mul := types.Pow10[keyScale-scale]
 	if v > math.MaxInt64/mul {
-		return nil, b.errAt(w, "a RANGE frame's offset is out of range")
+		return nil, b.errAt(at, "a RANGE frame's offset is out of range")
 	}
 	return v * mul, nil
 }

@@ -610,12 +610,10 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		case up == "VALUES" && next.op("(") && k > i && r.setOperand(k-1):
 			// An operand of a set operation: a derived table of the rows, as a VALUES
 			// statement is.
-			r.syn("SELECT * FROM (", t.off)
-			nk, err := r.valuesRows(k, j, nil)
+			nk, err := r.valuesQuery(k, j, "__sx_values_"+strconv.Itoa(k))
 			if err != nil {
 				return err
 			}
-			r.syn(") AS `__sx_values_"+strconv.Itoa(k)+"`", r.offOf(nk))
 			k = nk
 		case up == "VALUES" && next.op("(") && k > i && r.toks[k-1].op("("):
 			nk, err := r.rewriteValues(k)

@@ -358,13 +358,23 @@ func (r *rewriter) query(i, j int) *Error {
 	if !r.at(i).is("VALUES") || !r.at(i+1).op("(") {
 		return r.rewriteRange(i, j)
 	}
-	r.syn("SELECT * FROM (", r.toks[i].off)
-	k, err := r.valuesRows(i, j, nil)
+	k, err := r.valuesQuery(i, j, "__sx_values")
 	if err != nil {
 		return err
 	}
-	r.syn(") AS `__sx_values`", r.offOf(k))
 	return r.rewriteRange(k, j)
+}
+
+// valuesQuery emits the rows of VALUES at i (within [i, j)) as the query SELECT * FROM
+// (VALUES ...) AS alias, and returns the index after the rows.
+func (r *rewriter) valuesQuery(i, j int, alias string) (int, *Error) {
+	r.syn("SELECT * FROM (", r.toks[i].off)
+	k, err := r.valuesRows(i, j, nil)
+	if err != nil {
+		return 0, err
+	}
+	r.syn(") AS `"+alias+"`", r.offOf(k))
+	return k, nil
 }
 
 // ViewColumns is the derived table that gives a view's query its column list (CREATE VIEW
