@@ -26,16 +26,30 @@ import (
 // Layout (integers little-endian):
 //
 //	uvarint rows, uvarint columns, one byte per column: colPacked or colIPC
-//	per packed column, in order: a flags byte (bit 0: a validity bitmap follows),
-//	  the bitmap ((rows+7)/8 bytes, bit i set when row i is not NULL),
-//	  the least value (8 bytes), the bit width w (one byte, 0 to 64),
-//	  then (rows*w+63)/64 words of 8 bytes: row i's value minus the least value in bits
-//	  [i*w, i*w+w) of the words read as one little-endian bit string (a NULL row holds
-//	  some valid row's value, so NULLs add no width)
+//	per packed column, in order: a flags byte (bit 0: a validity bitmap follows; bit 1:
+//	  the column is delta-packed), the bitmap ((rows+7)/8 bytes, bit i set when row i is
+//	  not NULL), then the packed values:
+//	  plain: the least value (8 bytes), the bit width w (one byte, 0 to 64), then
+//	    (rows*w+63)/64 words of 8 bytes: row i's value minus the least value in bits
+//	    [i*w, i*w+w) of the words read as one little-endian bit string;
+//	  delta-packed (rows >= 2): row 0's value (8 bytes), then the rows' differences
+//	    v[i] - v[i-1], i >= 1, packed as plain values are (rows-1 of them); the arithmetic
+//	    wraps around 2^64, so any values round-trip;
+//	  a NULL row holds the previous valid row's value (the first valid one's before it),
+//	  so NULLs add no width
 //	then, if any column is colIPC, the IPC stream of those columns, to the end.
+//
+// A column is delta-packed when that takes fewer bits a row: event times, which arrive
+// almost in order, differ from the previous row's by little, whatever their range.
 const (
 	colPacked = 1
 	colIPC    = 2
+)
+
+// Flags of a packed column.
+const (
+	packedNulls = 1 << iota // a validity bitmap follows
+	packedDelta             // the values are delta-packed
 )
 
 // AppendSegment appends b's columns to dst and returns the extended slice. A column whose
@@ -88,57 +102,98 @@ func appendPacked(dst []byte, a *array.Int64) []byte {
 	if a.NullN() > 0 {
 		// Pack a copy whose NULL rows hold a valid row's value, so they add no width.
 		bm = make([]byte, (n+7)/8)
-		fill := int64(0)
+		fill, filled := int64(0), false
 		for i := 0; i < n; i++ {
 			if a.IsValid(i) {
 				bm[i>>3] |= 1 << (i & 7)
-				fill = vals[i]
+				if !filled {
+					fill, filled = vals[i], true
+				}
 			}
 		}
 		vals = slices.Clone(vals)
 		for i := range vals {
-			if a.IsNull(i) {
+			if a.IsValid(i) {
+				fill = vals[i]
+			} else {
 				vals[i] = fill
 			}
 		}
 	}
-	lo, hi := minMax(vals)
-	w := uint(bits.Len64(uint64(hi - lo)))
+	lo, hi, dlo, dhi := minMax(vals)
+	w, dw := uint(bits.Len64(uint64(hi-lo))), uint(bits.Len64(uint64(dhi-dlo)))
+	flags := byte(0)
 	if bm != nil {
-		dst = append(append(dst, 1), bm...)
-	} else {
-		dst = append(dst, 0)
+		flags |= packedNulls
 	}
+	// Delta-packing stores row 0's value besides: it must save more than that.
+	delta := n >= 2 && 8+packedSize(n-1, dw) < packedSize(n, w)
+	if delta {
+		flags |= packedDelta
+	}
+	dst = append(dst, flags)
+	dst = append(dst, bm...)
+	if delta {
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(vals[0]))
+		return appendBits(dst, vals, dlo, dw, true)
+	}
+	return appendBits(dst, vals, lo, w, false)
+}
+
+// appendBits appends the least value lo, the width w and the packed words of vals (their
+// differences from the previous value when delta is set, from vals[1] on).
+func appendBits(dst []byte, vals []int64, lo int64, w uint, delta bool) []byte {
 	dst = append(binary.LittleEndian.AppendUint64(dst, uint64(lo)), byte(w))
-	size := (n*int(w) + 63) / 64 * 8
+	n := len(vals)
+	if delta {
+		n--
+	}
+	size := packedSize(n, w)
 	dst = slices.Grow(dst, size)
 	out := dst[len(dst) : len(dst)+size]
-	if w > 0 {
+	switch {
+	case w == 0:
+	case delta:
+		packDeltas(out, vals, lo, w)
+	default:
 		packBits(out, vals, lo, w)
 	}
 	return dst[:len(dst)+size]
 }
 
-// minMax returns the least and the greatest of vals (0, 0 for none). Four of each are kept,
-// in registers, so that the comparisons do not wait on each other.
-func minMax(vals []int64) (lo, hi int64) {
+// packedSize is the bytes n values of w bits are packed in.
+func packedSize(n int, w uint) int { return (n*int(w) + 63) / 64 * 8 }
+
+// minMax returns the least and the greatest of vals, and of their differences from the
+// previous value (vals[i] - vals[i-1], wrapping around 2^64; 0, 0 for fewer than two
+// values). Two of each are kept, in registers, so that the comparisons do not wait on each
+// other.
+func minMax(vals []int64) (lo, hi, dlo, dhi int64) {
 	if len(vals) == 0 {
-		return 0, 0
+		return 0, 0, 0, 0
 	}
-	l0, l1, l2, l3 := vals[0], vals[0], vals[0], vals[0]
-	h0, h1, h2, h3 := l0, l0, l0, l0
-	i := 0
-	for ; i+4 <= len(vals); i += 4 {
-		v := vals[i : i+4 : i+4]
-		l0, h0 = min(l0, v[0]), max(h0, v[0])
-		l1, h1 = min(l1, v[1]), max(h1, v[1])
-		l2, h2 = min(l2, v[2]), max(h2, v[2])
-		l3, h3 = min(l3, v[3]), max(h3, v[3])
+	l0, h0 := vals[0], vals[0]
+	l1, h1 := l0, h0
+	if len(vals) == 1 {
+		return l0, h0, 0, 0
 	}
-	for _, v := range vals[i:] {
-		l0, h0 = min(l0, v), max(h0, v)
+	d := vals[1] - vals[0]
+	dl0, dh0, dl1, dh1 := d, d, d, d
+	i := 1
+	for ; i+2 <= len(vals); i += 2 {
+		v := vals[i-1 : i+2 : i+2]
+		d0, d1 := v[1]-v[0], v[2]-v[1]
+		l0, h0 = min(l0, v[1]), max(h0, v[1])
+		l1, h1 = min(l1, v[2]), max(h1, v[2])
+		dl0, dh0 = min(dl0, d0), max(dh0, d0)
+		dl1, dh1 = min(dl1, d1), max(dh1, d1)
 	}
-	return min(l0, l1, l2, l3), max(h0, h1, h2, h3)
+	for ; i < len(vals); i++ {
+		d := vals[i] - vals[i-1]
+		l0, h0 = min(l0, vals[i]), max(h0, vals[i])
+		dl0, dh0 = min(dl0, d), max(dh0, d)
+	}
+	return min(l0, l1), max(h0, h1), min(dl0, dl1), max(dh0, dh1)
 }
 
 // packBits writes vals[i] - lo, w bits each (0 < w <= 64), as a little-endian bit string
@@ -150,21 +205,41 @@ func packBits(out []byte, vals []int64, lo int64, w uint) {
 	var acc uint64
 	used := uint(0) // bits of acc taken, always < 64 at the top of the loop
 	for _, v := range vals {
-		u := uint64(v - lo)
-		acc |= u << (used & 63)
-		used += w
-		if used >= 64 {
-			binary.LittleEndian.PutUint64(out, acc)
-			out = out[8:]
-			used -= 64
-			// The bits of u that did not fit: u >> (w - used), where 1 <= w - used <= 64
-			// (0 when it is 64), written so that no shift reaches 64.
-			acc = (u >> 1) >> ((w - used - 1) & 63)
-		}
+		acc, used, out = putBits(acc, used, out, uint64(v-lo), w)
 	}
 	if used > 0 {
 		binary.LittleEndian.PutUint64(out, acc)
 	}
+}
+
+// packDeltas is packBits of the differences vals[i] - vals[i-1], i >= 1.
+//
+//go:noinline
+func packDeltas(out []byte, vals []int64, lo int64, w uint) {
+	var acc uint64
+	used := uint(0)
+	for i := 1; i < len(vals); i++ {
+		acc, used, out = putBits(acc, used, out, uint64(vals[i]-vals[i-1]-lo), w)
+	}
+	if used > 0 {
+		binary.LittleEndian.PutUint64(out, acc)
+	}
+}
+
+// putBits adds the w low bits of u to the bit string: acc holds its used bits not yet
+// written, out the words still to write.
+func putBits(acc uint64, used uint, out []byte, u uint64, w uint) (uint64, uint, []byte) {
+	acc |= u << (used & 63)
+	used += w
+	if used >= 64 {
+		binary.LittleEndian.PutUint64(out, acc)
+		out = out[8:]
+		used -= 64
+		// The bits of u that did not fit: u >> (w - used), where 1 <= w - used <= 64
+		// (0 when it is 64), written so that no shift reaches 64.
+		acc = (u >> 1) >> ((w - used - 1) & 63)
+	}
+	return acc, used, out
 }
 
 var errSegment = errors.New("malformed segment")
@@ -230,13 +305,13 @@ func DecodeSegment(v []byte, ts []types.T) (*Batch, error) {
 
 // unpackInt64 decodes a packed column of n rows from the front of v and returns the rest.
 func unpackInt64(v []byte, n int) (arrow.Array, []byte, error) {
-	if len(v) < 1 || v[0] > 1 {
+	if len(v) < 1 || v[0]&^(packedNulls|packedDelta) != 0 {
 		return nil, nil, errSegment
 	}
 	var bm *memory.Buffer // Arrow's validity bitmap has the layout's bit order
 	nulls := 0
-	hasBitmap, v := v[0] == 1, v[1:]
-	if hasBitmap {
+	flags, v := v[0], v[1:]
+	if flags&packedNulls != 0 {
 		if len(v) < (n+7)/8 {
 			return nil, nil, errSegment
 		}
@@ -244,23 +319,37 @@ func unpackInt64(v []byte, n int) (arrow.Array, []byte, error) {
 		nulls = n - bitutil.CountSetBits(bm.Bytes(), 0, n)
 		v = v[(n+7)/8:]
 	}
+	vals := make([]int64, n)
+	packed := vals
+	delta := flags&packedDelta != 0
+	if delta {
+		if n < 2 || len(v) < 8 {
+			return nil, nil, errSegment
+		}
+		vals[0], v = int64(binary.LittleEndian.Uint64(v)), v[8:]
+		packed = vals[1:]
+	}
 	if len(v) < 9 || v[8] > 64 {
 		return nil, nil, errSegment
 	}
 	lo, w := int64(binary.LittleEndian.Uint64(v)), uint(v[8])
 	v = v[9:]
-	words := (n*int(w) + 63) / 64
+	words := (len(packed)*int(w) + 63) / 64
 	if len(v) < words*8 {
 		return nil, nil, errSegment
 	}
 	data, v := v[:words*8], v[words*8:]
-	vals := make([]int64, n)
 	if w == 0 {
-		for i := range vals {
-			vals[i] = lo
+		for i := range packed {
+			packed[i] = lo
 		}
 	} else {
-		unpackBits(vals, data, lo, w)
+		unpackBits(packed, data, lo, w)
+	}
+	if delta {
+		for i := 1; i < n; i++ {
+			vals[i] += vals[i-1]
+		}
 	}
 	d := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{bm, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(vals))}, nil, nulls, 0)
 	defer d.Release()

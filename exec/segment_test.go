@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -115,6 +116,60 @@ func TestSegmentNullsSlicesAndMixedTypes(t *testing.T) {
 	segmentRoundTrip(t, &Batch{N: 3, Cols: []arrow.Array{nb.Finish()}}, []types.T{types.TBigInt})
 }
 
+// Columns whose values differ little from the previous row's are delta-packed, whatever
+// their range: event times in order take no bits a row, nearly in order a few; differences
+// that overflow int64 wrap around and still round-trip; NULL rows add no width.
+func TestSegmentDeltaPacked(t *testing.T) {
+	bigint := []types.T{types.TBigInt}
+	col := func(vals []int64, valid []bool) *Batch {
+		return &Batch{N: len(vals), Cols: []arrow.Array{NewInt64(vals, valid)}}
+	}
+	hdr := func(n int) int { return len(binary.AppendUvarint(nil, uint64(n))) + 2 }
+	const n = 10_000
+	inOrder := make([]int64, n)
+	jitter := make([]int64, n)
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range inOrder {
+		inOrder[i] = 1_700_000_000_000 + int64(i)
+		jitter[i] = inOrder[i] + r.Int64N(1000) - 500
+	}
+	// In order, 1 ms apart: row 0's value, the least difference and a width of 0.
+	if size, want := segmentRoundTrip(t, col(inOrder, nil), bigint), hdr(n)+1+8+9; size != want {
+		t.Errorf("in order: %d bytes, want %d", size, want)
+	}
+	// Out of order by up to a second: differences within 2000, 11 bits (the range, 10_999,
+	// takes 14).
+	if size, want := segmentRoundTrip(t, col(jitter, nil), bigint), hdr(n)+1+8+9+packedSize(n-1, 11); size != want {
+		t.Errorf("out of order: %d bytes, want %d", size, want)
+	}
+	// Descending.
+	desc := slices.Clone(inOrder)
+	slices.Reverse(desc)
+	if size, want := segmentRoundTrip(t, col(desc, nil), bigint), hdr(n)+1+8+9; size != want {
+		t.Errorf("descending: %d bytes, want %d", size, want)
+	}
+	// Differences that overflow: MaxInt64 - 1, MaxInt64, MinInt64, MinInt64 + 1 step by 1
+	// (wrapping), though their range takes 64 bits.
+	wrap := []int64{math.MaxInt64 - 1, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	if size, want := segmentRoundTrip(t, col(wrap, nil), bigint), hdr(4)+1+8+9; size != want {
+		t.Errorf("wrapping: %d bytes, want %d", size, want)
+	}
+	segmentRoundTrip(t, col([]int64{math.MinInt64, math.MaxInt64, math.MinInt64, 0, math.MaxInt64}, nil), bigint)
+	// NULLs, leading, inside and trailing, take the value before them (the first valid one's
+	// before it): differences of 0 to 2, 2 bits a row.
+	valid := make([]bool, n)
+	for i := range valid {
+		valid[i] = i >= 3 && i%7 != 0 && i < n-2
+	}
+	if size, want := segmentRoundTrip(t, col(slices.Clone(inOrder), valid), bigint), hdr(n)+1+(n+7)/8+8+9+packedSize(n-1, 2); size != want {
+		t.Errorf("in order with NULLs: %d bytes, want %d", size, want)
+	}
+	// Two rows are not worth a delta: row 0's value would cost more than it saves.
+	if size, want := segmentRoundTrip(t, col([]int64{1 << 40, 1<<40 + 3}, nil), bigint), hdr(2)+1+9+packedSize(2, 2); size != want {
+		t.Errorf("two rows: %d bytes, want %d", size, want)
+	}
+}
+
 // A segment claiming more rows than a segment may hold is refused before anything is
 // allocated for them (a packed column of width 0 takes no bytes a row), and so is a batch of
 // more rows, or whose column lengths differ from its row count, at encoding.
@@ -151,6 +206,14 @@ func FuzzDecodeSegment(f *testing.F) {
 	b := &Batch{N: 3, Cols: []arrow.Array{NewInt64([]int64{5, 9, -1}, []bool{true, false, true}), NewInt64([]int64{1e12, 1e12 + 7, 1e12 + 3}, nil)}}
 	buf, err := AppendSegment(nil, b, ts)
 	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf)
+	sorted := make([]int64, 100)
+	for i := range sorted {
+		sorted[i] = 1e12 + int64(i*i%7+i*10)
+	}
+	if buf, err = AppendSegment(nil, &Batch{N: 100, Cols: []arrow.Array{NewInt64(sorted, nil), NewInt64(sorted, nil)}}, ts); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf)
