@@ -18,6 +18,9 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 	if e, ok, err := newStringFunc(name, args); ok {
 		return e, err
 	}
+	if e, ok, err := newRegexpFunc(name, args); ok {
+		return e, err
+	}
 	if unit, ok := strings.CutPrefix(name, "extract_"); ok {
 		return newExtract(unit, args)
 	}

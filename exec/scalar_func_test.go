@@ -149,6 +149,64 @@ func TestScalarStringFuncs(t *testing.T) {
 	})
 }
 
+func TestScalarStringFuncs2(t *testing.T) {
+	big := func(v int) *Const { return slit(t, v, tyBig) }
+	str := func(v string) *Const { return slit(t, v, tyStr) }
+	runScalarCases(t, []scalarCase{
+		{name: "lpad", cols: []scalarCol{scol(tyStr, "ab", "héllo", "", nil), scol(tyBig, 5, 2, 3, 1)}, build: sfnLit(t, "lpad", str("xy")),
+			want: srows("xyxab|hé|xyx|NULL"), typ: "VARCHAR"},
+		{name: "rpad", cols: []scalarCol{scol(tyStr, "ab", "ab")}, build: sfnLit(t, "rpad", big(5), str("é")), want: srows("abééé|abééé")},
+		{name: "lpad default space", cols: []scalarCol{scol(tyStr, "ab")}, build: sfnLit(t, "lpad", big(4)), want: srows("  ab")},
+		{name: "lpad negative length or empty pad", cols: []scalarCol{scol(tyStr, "ab", "ab"), scol(tyBig, -1, 3), scol(tyStr, "x", "")}, build: sfn("lpad"),
+			want: srows("NULL|NULL")},
+		{name: "lpad too long", cols: []scalarCol{scol(tyStr, "ab")}, build: sfnLit(t, "lpad", big(1<<30), str("x")), err: "function lpad: the result would be longer than"},
+		{name: "lpad length type", cols: []scalarCol{scol(tyStr, "ab")}, build: sfnLit(t, "lpad", str("5"), str("x")), err: "function lpad expects an integer, got VARCHAR"},
+		{name: "repeat", cols: []scalarCol{scol(tyStr, "ab", "ab", "ab", nil), scol(tyBig, 3, 0, -1, 2)}, build: sfn("repeat"), want: srows("ababab|||NULL")},
+		{name: "repeat too long", cols: []scalarCol{scol(tyStr, "ab")}, build: sfnLit(t, "repeat", big(1<<40)), err: "function repeat: the result would be longer than"},
+		{name: "reverse", cols: []scalarCol{scol(tyStr, "héllo", "", nil)}, build: sfn("reverse"), want: srows("olléh||NULL")},
+		{name: "initcap", cols: []scalarCol{scol(tyStr, "hello wORLD-foo 1ab", "élan", nil)}, build: sfn("initcap"), want: srows("Hello World-Foo 1ab|Élan|NULL")},
+		{name: "md5", cols: []scalarCol{scol(tyStr, "abc", "", nil)}, build: sfn("md5"), want: srows("900150983cd24fb0d6963f7d28e17f72|d41d8cd98f00b204e9800998ecf8427e|NULL")},
+		{name: "ascii", cols: []scalarCol{scol(tyStr, "A", "é", "", nil)}, build: sfn("ascii"), want: srows("65|233|0|NULL"), typ: "INT"},
+		{name: "chr", cols: []scalarCol{scol(tyBig, 65, 233, 321, -1, nil)}, build: sfn("chr"), want: srows("A|é|A||NULL")},
+		{name: "chr of text", cols: []scalarCol{scol(tyStr, "A")}, build: sfn("chr"), err: "function chr expects an integer, got VARCHAR"},
+		{name: "split_part", cols: []scalarCol{scol(tyStr, "a,b,,c", "a,b,,c", "a,b,,c", "a,b,,c", "abc", ""), scol(tyBig, 1, 3, -1, 5, 1, 1)},
+			build: func(c []Expr) (Expr, error) { return NewFunc("split_part", []Expr{c[0], str(","), c[1]}) }, want: srows("a||c||abc|")},
+		{name: "split_part zero", cols: []scalarCol{scol(tyStr, "a")}, build: sfnLit(t, "split_part", str(","), big(0)), err: "field position must not be zero"},
+		{name: "split_index", cols: []scalarCol{scol(tyStr, "a,b,,c", "a,b,,c", "a,b,,c", "a,b,,c", "", "a::b"), scol(tyStr, ",", ",", ",", ",", ",", "::"), scol(tyBig, 0, 2, 4, -1, 0, 1)},
+			build: sfn("split_index"), want: srows("a||NULL|NULL|NULL|b")},
+		{name: "split_index arity", cols: []scalarCol{scol(tyStr, "a")}, build: sfnLit(t, "split_index", str(",")), err: "function split_index expects 3 arguments, got 2"},
+		{name: "starts_with", cols: []scalarCol{scol(tyStr, "abc", "abc", nil)}, build: sfnLit(t, "starts_with", str("ab")), want: srows("true|true|NULL"), typ: "BOOLEAN"},
+		{name: "ends_with", cols: []scalarCol{scol(tyStr, "abc", "xbc", "cb")}, build: sfnLit(t, "ends_with", str("bc")), want: srows("true|true|false")},
+	})
+}
+
+func TestScalarRegexpFuncs(t *testing.T) {
+	big := func(v int) *Const { return slit(t, v, tyBig) }
+	str := func(v string) *Const { return slit(t, v, tyStr) }
+	runScalarCases(t, []scalarCase{
+		{name: "regexp", cols: []scalarCol{scol(tyStr, "abc", "xyz", nil)}, build: sfnLit(t, "regexp", str(`^a\w+`)), want: srows("true|false|NULL"), typ: "BOOLEAN"},
+		{name: "regexp_matches per-row pattern", cols: []scalarCol{scol(tyStr, "abc", "abc", "abc"), scol(tyStr, "b", "b", "(?i)B")}, build: sfn("regexp_matches"),
+			want: srows("true|true|true")},
+		{name: "regexp_replace every match, literally", cols: []scalarCol{scol(tyStr, "foobar", "x", nil)}, build: sfnLit(t, "regexp_replace", str("o|a"), str("$1")),
+			want: srows("f$1$1b$1r|x|NULL")},
+		{name: "regexp_extract default whole match", cols: []scalarCol{scol(tyStr, "foothebar", "nope", nil)}, build: sfnLit(t, "regexp_extract", str("foo(.*?)(bar)")),
+			want: srows("foothebar|NULL|NULL")},
+		{name: "regexp_extract group", cols: []scalarCol{scol(tyStr, "foothebar", "foothebar", "b")}, build: func(c []Expr) (Expr, error) {
+			return NewFunc("regexp_extract", []Expr{c[0], str("(foo)?(the)?(b)"), big(1)})
+		}, want: srows("foo|foo|NULL")},
+		{name: "regexp_extract group out of range", cols: []scalarCol{scol(tyStr, "a")}, build: sfnLit(t, "regexp_extract", str("(a)"), big(2)),
+			err: "function regexp_extract: group 2 does not exist in '(a)', which has 1"},
+		{name: "regexp_extract per-row group out of range", cols: []scalarCol{scol(tyStr, "a"), scol(tyBig, -1)}, build: func(c []Expr) (Expr, error) {
+			return NewFunc("regexp_extract", []Expr{c[0], str("(a)"), c[1]})
+		}, err: "group -1 does not exist"},
+		{name: "bad constant pattern", cols: []scalarCol{scol(tyStr, "a")}, build: sfnLit(t, "regexp_replace", str("(a"), str("")),
+			err: "function regexp_replace: invalid regular expression '(a': missing closing )"},
+		{name: "bad row pattern", cols: []scalarCol{scol(tyStr, "a"), scol(tyStr, "[")}, build: sfn("regexp"), err: "function regexp: invalid regular expression '[': missing closing ]"},
+		{name: "regexp of a number", cols: []scalarCol{scol(tyBig, 1)}, build: sfnLit(t, "regexp", str("1")), err: "function regexp expects VARCHAR, got BIGINT"},
+		{name: "regexp arity", cols: []scalarCol{scol(tyStr, "a")}, build: sfn("regexp_extract"), err: "function regexp_extract expects 2 to 3 arguments, got 1"},
+	})
+}
+
 func TestScalarNullFuncs(t *testing.T) {
 	runScalarCases(t, []scalarCase{
 		{name: "coalesce", cols: []scalarCol{scol(tyInt, 1, nil, nil), scol(tyBig, 10, 20, nil)}, build: sfnLit(t, "coalesce", slit(t, 0, tyInt)),

@@ -1,8 +1,12 @@
 package exec
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -319,6 +323,25 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 		}
 		return nil
 	}
+	// sig checks the number of arguments and their kinds: kinds[i] is 't' for VARCHAR, 'i'
+	// for an integer.
+	sig := func(lo, hi int, kinds string) error {
+		if err := nargs(lo, hi); err != nil {
+			return err
+		}
+		for i := range args {
+			switch kinds[i] {
+			case 't':
+				args[i], err = textArg("function "+name, args[i])
+			case 'i':
+				args[i], err = intArg("function "+name, args[i])
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	mk := func(t types.T, strict bool, f func(v []any) (any, error)) (Expr, bool, error) {
 		return &kernelExpr{t: t, args: args, text: callText(name, args), k: rowKernel(t, strict, f)}, true, nil
 	}
@@ -459,6 +482,70 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 			}
 			return strings.ReplaceAll(v[0].(string), v[1].(string), v[2].(string)), nil
 		})
+	case "lpad", "rpad":
+		// Flink, PostgreSQL: padded with pad (a space by default) or cut to n characters.
+		if err := sig(2, 3, "tit"); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			fill := " "
+			if len(v) == 3 {
+				fill = v[2].(string)
+			}
+			return pad(name, v[0].(string), v[1].(int64), fill)
+		})
+	case "repeat":
+		if err := sig(2, 2, "ti"); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) { return repeat(v[0].(string), v[1].(int64)) })
+	case "reverse", "initcap", "md5":
+		if err := sig(1, 1, "t"); err != nil {
+			return nil, true, err
+		}
+		f := map[string]func(string) string{"reverse": reverse, "initcap": initcap, "md5": md5Hex}[name]
+		return mk(types.TVarchar, true, func(v []any) (any, error) { return f(v[0].(string)), nil })
+	case "ascii":
+		// The code point of the first character, 0 for the empty string (Flink, PostgreSQL).
+		if err := sig(1, 1, "t"); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TInt, true, func(v []any) (any, error) {
+			r, _ := utf8.DecodeRuneInString(v[0].(string))
+			if r == utf8.RuneError {
+				r = 0
+			}
+			return int64(r), nil
+		})
+	case "chr":
+		// Flink: the character of code n modulo 256 (Latin-1), the empty string for n < 0.
+		if err := sig(1, 1, "i"); err != nil {
+			return nil, true, err
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) {
+			if n := v[0].(int64); n >= 0 {
+				return string(rune(n & 0xFF)), nil
+			}
+			return "", nil
+		})
+	case "split_part", "split_index":
+		if err := sig(3, 3, "tti"); err != nil {
+			return nil, true, err
+		}
+		f := splitPart
+		if name == "split_index" {
+			f = splitIndex
+		}
+		return mk(types.TVarchar, true, func(v []any) (any, error) { return f(v[0].(string), v[1].(string), v[2].(int64)) })
+	case "starts_with", "startswith", "ends_with", "endswith":
+		if err := sig(2, 2, "tt"); err != nil {
+			return nil, true, err
+		}
+		f := strings.HasPrefix
+		if strings.HasPrefix(name, "ends") {
+			f = strings.HasSuffix
+		}
+		return mk(types.TBool, true, func(v []any) (any, error) { return f(v[0].(string), v[1].(string)), nil })
 	case "position", "strpos", "locate":
 		// position(sub, s) and locate(sub, s[, from]) (MySQL) take the needle first;
 		// strpos(s, sub) (PostgreSQL) the haystack. All return a 1-based character index, 0
@@ -491,6 +578,119 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 		})
 	}
 	return nil, false, nil
+}
+
+// maxTextBytes bounds the strings REPEAT and LPAD/RPAD build, well inside the 2 GiB an
+// Arrow string column holds.
+const maxTextBytes = 1 << 30
+
+// errTextTooLong is the error of a function whose result would pass maxTextBytes.
+func errTextTooLong(fn string) error {
+	return fmt.Errorf("function %s: the result would be longer than %d bytes", fn, maxTextBytes)
+}
+
+// pad is lpad/rpad(s, n, fill) (fn names which): s cut or padded with repeats of fill to n
+// characters; NULL when n is negative or fill is empty, as in Flink.
+func pad(fn, s string, n int64, fill string) (any, error) {
+	if n < 0 || fill == "" {
+		return nil, nil
+	}
+	if n > maxTextBytes/utf8.UTFMax {
+		return nil, errTextTooLong(fn)
+	}
+	r := []rune(s)
+	if int64(len(r)) >= n {
+		return string(r[:n]), nil
+	}
+	f := []rune(fill)
+	out := make([]rune, 0, n)
+	need := int(n) - len(r)
+	if fn == "rpad" {
+		out = append(out, r...)
+	}
+	for i := 0; i < need; i++ {
+		out = append(out, f[i%len(f)])
+	}
+	if fn == "lpad" {
+		out = append(out, r...)
+	}
+	return string(out), nil
+}
+
+// repeat is s repeated n times (empty for n <= 0).
+func repeat(s string, n int64) (any, error) {
+	if n <= 0 || s == "" {
+		return "", nil
+	}
+	if n > maxTextBytes/int64(len(s)) {
+		return nil, errTextTooLong("repeat")
+	}
+	return strings.Repeat(s, int(n)), nil
+}
+
+// reverse reverses s by characters.
+func reverse(s string) string {
+	r := []rune(s)
+	slices.Reverse(r)
+	return string(r)
+}
+
+// initcap upper-cases the first letter of each word and lower-cases the rest, a word being
+// a run of letters and digits (Flink, PostgreSQL).
+func initcap(s string) string {
+	var sb strings.Builder
+	sb.Grow(len(s))
+	inWord := false
+	for _, c := range s {
+		if inWord {
+			sb.WriteRune(unicode.ToLower(c))
+		} else {
+			sb.WriteRune(unicode.ToUpper(c))
+		}
+		inWord = unicode.IsLetter(c) || unicode.IsDigit(c)
+	}
+	return sb.String()
+}
+
+// md5Hex is the MD5 digest of s's UTF-8 bytes in lower-case hex.
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// splitPart is PostgreSQL's split_part: field n (1-based; negative counts from the end) of s
+// split on delim, empty when there is no such field. An empty delimiter does not split.
+func splitPart(s, delim string, n int64) (any, error) {
+	if n == 0 {
+		return nil, fmt.Errorf("function split_part: field position must not be zero")
+	}
+	fields := []string{s}
+	if delim != "" {
+		fields = strings.Split(s, delim)
+	}
+	if n < 0 {
+		n += int64(len(fields)) + 1
+	}
+	if n < 1 || n > int64(len(fields)) {
+		return "", nil
+	}
+	return fields[n-1], nil
+}
+
+// splitIndex is Flink's SPLIT_INDEX: field i (0-based) of s split on delim, NULL when there
+// is no such field (an empty s has none). An empty delimiter does not split.
+func splitIndex(s, delim string, i int64) (any, error) {
+	if i < 0 || s == "" {
+		return nil, nil
+	}
+	fields := []string{s}
+	if delim != "" {
+		fields = strings.Split(s, delim)
+	}
+	if i >= int64(len(fields)) {
+		return nil, nil
+	}
+	return fields[i], nil
 }
 
 // argCount checks that fn got between lo and hi arguments (hi < 0: no upper bound).

@@ -321,6 +321,17 @@ func (b *Binder) bindExpr(e ast.ExprNode, s *scope) (exec.Expr, error) {
 		}
 		r, err := exec.NewLike(x, p, esc, n.Not)
 		return r, b.wrap(n, err)
+	case *ast.PatternRegexpExpr:
+		// s [NOT] REGEXP re, s [NOT] RLIKE re (MySQL): REGEXP(s, re).
+		args, err := b.bindArgs([]ast.ExprNode{n.Expr, n.Pattern}, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.builtAt(n).expr(exec.NewFunc("regexp", args))
+		if err == nil && n.Not {
+			r, err = exec.NewNot(r)
+		}
+		return r, b.wrap(n, err)
 	case *ast.PatternInExpr:
 		return b.bindIn(n, s)
 	case *ast.CaseExpr:

@@ -122,7 +122,9 @@
 // uses ast.DateLiteral. `a || b` is *ast.FuncCallExpr{FnName.L: "concat"}.
 // EXTRACT(HOUR FROM ts) is *ast.FuncCallExpr{FnName.L: "extract", Args:
 // [*ast.TimeUnitExpr, ts]}; units MySQL lacks (EPOCH, DOW, DOY, MILLISECOND) become
-// the call `extract_<unit>`(ts).
+// the call `extract_<unit>`(ts). Flink's function REGEXP(s, re), where no operand ends
+// before REGEXP, is the call *ast.FuncCallExpr{FnName.L: "regexp"}; `s REGEXP re` stays
+// TiDB's *ast.PatternRegexpExpr.
 //
 // Placeholders: each `?` is a *test_driver.ParamMarkerExpr whose Order is 0
 // (TiDB's parser does not number them): number them in the order written, by

@@ -558,3 +558,32 @@ func TestParamMarkers(t *testing.T) {
 		t.Errorf("marker positions %v, want %v", got, want)
 	}
 }
+
+func TestRegexpCall(t *testing.T) {
+	// REGEXP( is Flink's function where an operand cannot end before it, else MySQL's operator.
+	for _, c := range []struct {
+		q     string
+		calls int // REGEXP function calls
+		ops   int // REGEXP operators
+	}{
+		{"SELECT REGEXP(s, 'a') FROM t", 1, 0},
+		{"SELECT a FROM t WHERE NOT REGEXP(s, 'a') AND (REGEXP(s, 'b'))", 2, 0},
+		{"SELECT s REGEXP ('a'), s NOT REGEXP ('b'), 'x' REGEXP('c') FROM t", 0, 3},
+		{"SELECT CASE WHEN REGEXP(s, 'a') THEN 1 END, f(s) REGEXP ('a') FROM t", 1, 1},
+	} {
+		var calls, ops int
+		for _, n := range walk(parseOne(t, c.q).Node) {
+			switch x := n.(type) {
+			case *ast.FuncCallExpr:
+				if x.FnName.L == "regexp" {
+					calls++
+				}
+			case *ast.PatternRegexpExpr:
+				ops++
+			}
+		}
+		if calls != c.calls || ops != c.ops {
+			t.Errorf("%s: %d calls, %d operators; want %d, %d", c.q, calls, ops, c.calls, c.ops)
+		}
+	}
+}

@@ -647,6 +647,10 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			k += 2
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
+		case up == "REGEXP" && next.op("(") && !r.endsOperand(k-1) && !(r.at(k-1).is("NOT") && r.endsOperand(k-2)):
+			// Flink's function REGEXP(s, re); TiDB reads REGEXP only as an operator.
+			r.syn("`REGEXP`", t.off)
+			k++
 		case dateFuncs[up] && next.op("("):
 			r.syn("`"+up+"`", t.off)
 			k++
@@ -656,6 +660,24 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		}
 	}
 	return nil
+}
+
+// exprWords are the words an expression can follow.
+var exprWords = wordSet("SELECT BY CASE DISTINCT ALL RETURN")
+
+// endsOperand reports whether token k can end an operand, so that an operator, not an
+// operand, follows it: a literal, a placeholder, a ')' or a name that is not a keyword an
+// expression can follow.
+func (r *rewriter) endsOperand(k int) bool {
+	t := r.at(k)
+	switch t.kind {
+	case tkString, tkNumber, tkParam, tkQIdent:
+		return k >= 0
+	case tkIdent:
+		up := strings.ToUpper(t.raw)
+		return !exprWords[up] && !stopWords[up] && !contWords[up]
+	}
+	return t.op(")")
 }
 
 // rewriteOffsetFetch emits standard SQL's `OFFSET n [ROW|ROWS] [FETCH {FIRST|NEXT} m
