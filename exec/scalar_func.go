@@ -55,18 +55,34 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 		return &relabeled{Expr: e, text: callText(name, args)}, nil
 	case "abs":
 		return newAbs(args)
-	case "round":
-		return newRound(args)
+	case "round", "truncate", "trunc":
+		return newRound(name, args)
 	case "floor", "ceil", "ceiling":
 		return newFloorCeil(name, args)
 	case "sign":
 		return newSign(args)
-	case "sqrt", "ln", "log10", "exp":
+	case "log":
+		// Flink: log(x) is the natural logarithm (PostgreSQL's and DuckDB's is base 10),
+		// log(b, x) the logarithm to base b.
+		if err := argCount(name, args, 1, 2); err != nil {
+			return nil, err
+		}
+		if len(args) == 2 {
+			return newFloatFunc2(name, args)
+		}
 		return newFloatFunc(name, args)
-	case "power", "pow":
-		return newPower(name, args)
+	case "power", "pow", "atan2":
+		return newFloatFunc2(name, args)
+	case "pi":
+		if err := argCount(name, args, 0, 0); err != nil {
+			return nil, err
+		}
+		return &Const{V: math.Pi, T: types.TDouble}, nil
 	case "date_trunc":
 		return newDateTrunc(args)
+	}
+	if _, ok := floatFuncs[name]; ok {
+		return newFloatFunc(name, args)
 	}
 	return nil, fmt.Errorf("unknown function %s", name)
 }
@@ -102,56 +118,56 @@ func floatFunc(f func(float64) (float64, error)) func(as []arrow.Array, n int) (
 	}
 }
 
-// newFloatFunc builds sqrt, ln, log10 and exp: DOUBLE in (any number converts), DOUBLE out.
-// Out-of-domain arguments are errors, as in PostgreSQL; exp overflow is +Inf (IEEE).
-func newFloatFunc(name string, args []Expr) (Expr, error) {
-	if err := argCount(name, args, 1, 1); err != nil {
-		return nil, err
-	}
-	a, err := numArg(name, args[0])
-	if err != nil {
-		return nil, err
-	}
-	if a, err = implicitConv(a, types.TDouble); err != nil {
-		return nil, err
-	}
-	var f func(float64) (float64, error)
-	switch name {
-	case "sqrt":
-		f = func(x float64) (float64, error) {
-			if x < 0 {
-				return 0, fmt.Errorf("cannot take square root of a negative number")
-			}
-			return math.Sqrt(x), nil
+// floatFuncs are the functions of one DOUBLE (log is Flink's natural logarithm).
+// Out-of-domain arguments are errors, as in PostgreSQL; overflow is ±Inf (IEEE).
+var floatFuncs = map[string]func(float64) (float64, error){
+	"sqrt": func(x float64) (float64, error) {
+		if x < 0 {
+			return 0, fmt.Errorf("cannot take square root of a negative number")
 		}
-	case "ln", "log10":
-		g := math.Log
-		if name == "log10" {
-			g = math.Log10
-		}
-		f = func(x float64) (float64, error) {
-			switch {
-			case x == 0:
-				return 0, fmt.Errorf("cannot take logarithm of zero")
-			case x < 0:
-				return 0, fmt.Errorf("cannot take logarithm of a negative number")
-			}
-			return g(x), nil
-		}
-	default:
-		f = func(x float64) (float64, error) { return math.Exp(x), nil }
-	}
-	return &kernelExpr{t: types.TDouble, args: []Expr{a}, text: callText(name, args), k: floatFunc(f)}, nil
+		return math.Sqrt(x), nil
+	},
+	"ln": logOf(math.Log), "log": logOf(math.Log), "log10": logOf(math.Log10), "log2": logOf(math.Log2),
+	"exp": total(math.Exp), "cbrt": total(math.Cbrt),
+	"sin": total(math.Sin), "cos": total(math.Cos), "tan": total(math.Tan), "atan": total(math.Atan),
+	"asin": inUnitRange(math.Asin), "acos": inUnitRange(math.Acos),
+	"degrees": total(func(x float64) float64 { return x * (180 / math.Pi) }),
+	"radians": total(func(x float64) float64 { return x * (math.Pi / 180) }),
 }
 
-// newPower is power(x, y) in DOUBLE, with PostgreSQL's domain errors.
-func newPower(name string, args []Expr) (Expr, error) {
-	if err := argCount(name, args, 2, 2); err != nil {
-		return nil, err
+// total is f defined everywhere.
+func total(f func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) { return f(x), nil }
+}
+
+// logOf is the logarithm g, defined on positive numbers.
+func logOf(g func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		switch {
+		case x == 0:
+			return 0, fmt.Errorf("cannot take logarithm of zero")
+		case x < 0:
+			return 0, fmt.Errorf("cannot take logarithm of a negative number")
+		}
+		return g(x), nil
 	}
-	conv := make([]Expr, 2)
+}
+
+// inUnitRange is f defined on [-1, 1] (asin, acos).
+func inUnitRange(f func(float64) float64) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		if x < -1 || x > 1 {
+			return 0, fmt.Errorf("input is out of range: %g is not between -1 and 1", x)
+		}
+		return f(x), nil
+	}
+}
+
+// floatArgs checks that fn's arguments are numbers and converts them to DOUBLE.
+func floatArgs(fn string, args []Expr) ([]Expr, error) {
+	conv := make([]Expr, len(args))
 	for i, a := range args {
-		a, err := numArg(name, a)
+		a, err := numArg(fn, a)
 		if err != nil {
 			return nil, err
 		}
@@ -159,6 +175,72 @@ func newPower(name string, args []Expr) (Expr, error) {
 			return nil, err
 		}
 	}
+	return conv, nil
+}
+
+// newFloatFunc builds a function of floatFuncs: DOUBLE in (any number converts), DOUBLE out.
+func newFloatFunc(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, 1); err != nil {
+		return nil, err
+	}
+	conv, err := floatArgs(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelExpr{t: types.TDouble, args: conv, text: callText(name, args), k: floatFunc(floatFuncs[name])}, nil
+}
+
+// floatFuncs2 are the functions of two DOUBLEs: power(x, y) and log(b, x) with PostgreSQL's
+// domain errors, atan2(y, x).
+var floatFuncs2 = map[string]func(x, y float64) (float64, error){
+	"power": power, "pow": power, "log": logBase,
+	"atan2": func(y, x float64) (float64, error) { return math.Atan2(y, x), nil },
+}
+
+// power is x raised to y.
+func power(x, y float64) (float64, error) {
+	switch {
+	case x == 0 && y < 0:
+		return 0, fmt.Errorf("zero raised to a negative power is undefined")
+	case x < 0 && y != math.Trunc(y):
+		return 0, fmt.Errorf("a negative number raised to a non-integer power yields a complex result")
+	}
+	return math.Pow(x, y), nil
+}
+
+// logBase is the logarithm of x to base b (exact at powers of 2 and 10 in those bases).
+func logBase(b, x float64) (float64, error) {
+	switch b {
+	case 2:
+		return floatFuncs["log2"](x)
+	case 10:
+		return floatFuncs["log10"](x)
+	}
+	ln := logOf(math.Log)
+	lb, err := ln(b)
+	if err != nil {
+		return 0, err
+	}
+	lx, err := ln(x)
+	if err != nil {
+		return 0, err
+	}
+	if lb == 0 {
+		return 0, errDivByZero
+	}
+	return lx / lb, nil
+}
+
+// newFloatFunc2 builds a function of floatFuncs2: DOUBLE in (any number converts), DOUBLE out.
+func newFloatFunc2(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 2, 2); err != nil {
+		return nil, err
+	}
+	conv, err := floatArgs(name, args)
+	if err != nil {
+		return nil, err
+	}
+	f := floatFuncs2[name]
 	k := func(l, r operand, n int) (arrow.Array, error) {
 		a, am := l.float64s()
 		b, bm := r.float64s()
@@ -168,14 +250,11 @@ func newPower(name string, args []Expr) (Expr, error) {
 			if !isValidAt(valid, i) {
 				continue
 			}
-			x, y := a[i&am], b[i&bm]
-			switch {
-			case x == 0 && y < 0:
-				return nil, fmt.Errorf("zero raised to a negative power is undefined")
-			case x < 0 && y != math.Trunc(y):
-				return nil, fmt.Errorf("a negative number raised to a non-integer power yields a complex result")
+			v, err := f(a[i&am], b[i&bm])
+			if err != nil {
+				return nil, err
 			}
-			dst[i] = math.Pow(x, y)
+			dst[i] = v
 		}
 		return makeFloat64(dst, valid, nulls), nil
 	}
@@ -211,26 +290,28 @@ func newAbs(args []Expr) (Expr, error) {
 }
 
 // newRound is round(x[, d]), rounding half away from zero to d fractional digits (negative
-// d rounds to tens, hundreds, ...). Integers stay integers, DOUBLE stays DOUBLE; a DECIMAL
-// gains one digit of precision for the carry (round(9.9) = 10) and, with d a constant, takes
-// d as its scale (between 0 and its own: round(2.345, 2) = 2.35, round(2.5) = 3, as in
-// PostgreSQL and DuckDB); with d computed per row it keeps its scale.
-func newRound(args []Expr) (Expr, error) {
-	if err := argCount("round", args, 1, 2); err != nil {
+// d rounds to tens, hundreds, ...), and truncate(x[, d]) (Flink; trunc in PostgreSQL and
+// DuckDB), cutting toward zero. Integers stay integers, DOUBLE stays DOUBLE; a DECIMAL
+// rounded gains one digit of precision for the carry (round(9.9) = 10) and, with d a
+// constant, takes d as its scale (between 0 and its own: round(2.345, 2) = 2.35, round(2.5)
+// = 3, as in PostgreSQL and DuckDB); with d computed per row it keeps its scale.
+func newRound(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, 2); err != nil {
 		return nil, err
 	}
-	x, err := numArg("round", args[0])
+	x, err := numArg(name, args[0])
 	if err != nil {
 		return nil, err
 	}
 	d := Expr(&Const{V: int64(0), T: types.TBigInt})
 	if len(args) == 2 {
-		if d, err = intArg("function round", args[1]); err != nil {
+		if d, err = intArg("function "+name, args[1]); err != nil {
 			return nil, err
 		}
 	}
+	trunc := name != "round"
 	t := x.Type()
-	text := callText("round", args)
+	text := callText(name, args)
 	if t.Kind == types.Double {
 		k := func(l, r operand, n int) (arrow.Array, error) {
 			a, am := l.float64s()
@@ -238,7 +319,7 @@ func newRound(args []Expr) (Expr, error) {
 			valid, nulls := andValidity(n, l.a, r.a)
 			dst := make([]float64, n)
 			for i := range dst {
-				dst[i] = roundFloat(a[i&am], ds[i&dm])
+				dst[i] = roundFloat(a[i&am], ds[i&dm], trunc)
 			}
 			return makeFloat64(dst, valid, nulls), nil
 		}
@@ -255,7 +336,8 @@ func newRound(args []Expr) (Expr, error) {
 			}
 		}
 		unit = types.Pow10[scale-newScale]
-		rt = types.DecimalOf(min(types.MaxDecimalPrecision, int(t.Precision-t.Scale)+int(newScale)+1), int(newScale))
+		carry := int(b2u(!trunc))
+		rt = types.DecimalOf(min(types.MaxDecimalPrecision, int(t.Precision-t.Scale)+int(newScale)+carry), int(newScale))
 	}
 	chk, ovfErr := checkInt64, errIntOverflow
 	switch t.Kind {
@@ -273,7 +355,7 @@ func newRound(args []Expr) (Expr, error) {
 			if !isValidAt(valid, i) {
 				continue
 			}
-			v, ok := roundScaled(a[i&am], scale-ds[i&dm])
+			v, ok := roundScaled(a[i&am], scale-ds[i&dm], trunc)
 			if !ok || outOfRange([]int64{v}, chk) {
 				return nil, ovfErr
 			}
@@ -284,8 +366,9 @@ func newRound(args []Expr) (Expr, error) {
 	return &relabeled{Expr: &binaryExpr{op: ",", l: x, r: d, t: rt, k: k}, text: text}, nil
 }
 
-// roundScaled rounds x half away from zero to a multiple of 10^drop (drop <= 0: x itself).
-func roundScaled(x, drop int64) (int64, bool) {
+// roundScaled rounds x half away from zero (trunc: toward zero) to a multiple of 10^drop
+// (drop <= 0: x itself).
+func roundScaled(x, drop int64, trunc bool) (int64, bool) {
 	if drop <= 0 {
 		return x, true
 	}
@@ -293,14 +376,21 @@ func roundScaled(x, drop int64) (int64, bool) {
 		return 0, true // |x| < 9.3e18 < 10^19 / 2
 	}
 	f := types.Pow10[drop]
+	if trunc {
+		return x / f * f, true
+	}
 	p, o := mulOverflows(roundDiv(x, f), f)
 	return p, !o
 }
 
-// roundFloat rounds x half away from zero to d decimal digits.
-func roundFloat(x float64, d int64) float64 {
+// roundFloat rounds x half away from zero (trunc: toward zero) to d decimal digits.
+func roundFloat(x float64, d int64, trunc bool) float64 {
+	cut := math.Round
+	if trunc {
+		cut = math.Trunc
+	}
 	if d == 0 {
-		return math.Round(x)
+		return cut(x)
 	}
 	if d > 300 || math.IsNaN(x) || math.IsInf(x, 0) {
 		return x
@@ -309,7 +399,7 @@ func roundFloat(x float64, d int64) float64 {
 		return 0
 	}
 	p := math.Pow(10, float64(d))
-	r := math.Round(x*p) / p
+	r := cut(x*p) / p
 	if math.IsInf(r, 0) || math.IsNaN(r) {
 		return x
 	}

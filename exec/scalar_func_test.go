@@ -273,6 +273,44 @@ func TestScalarMathFuncs(t *testing.T) {
 	})
 }
 
+func TestScalarMathFuncs2(t *testing.T) {
+	big := func(v int) *Const { return slit(t, v, tyBig) }
+	runScalarCases(t, []scalarCase{
+		{name: "log natural", cols: []scalarCol{scol(tyDbl, 1.0, nil)}, build: sfn("log"), want: srows("0|NULL"), typ: "DOUBLE", text: "log(a)"},
+		{name: "log base", cols: []scalarCol{scol(tyBig, 2, 10), scol(tyBig, 8, 1000)}, build: sfn("log"), want: srows("3|3"), text: "log(a, b)"},
+		{name: "log base one", cols: []scalarCol{scol(tyBig, 1), scol(tyBig, 8)}, build: sfn("log"), err: "division by zero"},
+		{name: "log base zero", cols: []scalarCol{scol(tyBig, 0), scol(tyBig, 8)}, build: sfn("log"), err: "cannot take logarithm of zero"},
+		{name: "log of a negative", cols: []scalarCol{scol(tyBig, 2), scol(tyBig, -8)}, build: sfn("log"), err: "cannot take logarithm of a negative number"},
+		{name: "log arity", cols: []scalarCol{scol(tyBig, 2), scol(tyBig, 2), scol(tyBig, 2)}, build: sfn("log"), err: "function log expects 1 to 2 arguments, got 3"},
+		{name: "log2", cols: []scalarCol{scol(tyBig, 8, 0)}, build: sfn("log2"), err: "cannot take logarithm of zero"},
+		{name: "trig", cols: []scalarCol{scol(tyDbl, 0.0)}, build: func(c []Expr) (Expr, error) {
+			s, _ := NewFunc("sin", c)
+			co, _ := NewFunc("cos", c)
+			ta, _ := NewFunc("tan", c)
+			at, _ := NewFunc("atan", c)
+			return NewFunc("greatest", []Expr{s, co, ta, at})
+		}, want: srows("1")},
+		{name: "asin acos", cols: []scalarCol{scol(tyDbl, 1.0, -1.0)}, build: func(c []Expr) (Expr, error) {
+			a, _ := NewFunc("asin", c)
+			b, _ := NewFunc("acos", c)
+			return NewBinary("+", a, b)
+		}, want: srows("1.5707963267948966|1.5707963267948966")},
+		{name: "asin out of range", cols: []scalarCol{scol(tyDbl, 1.5)}, build: sfn("asin"), err: "input is out of range: 1.5 is not between -1 and 1"},
+		{name: "atan2", cols: []scalarCol{scol(tyBig, 1, nil), scol(tyBig, 0, 1)}, build: sfn("atan2"), want: srows("1.5707963267948966|NULL")},
+		{name: "degrees radians", cols: []scalarCol{scol(tyBig, 180)}, build: func(c []Expr) (Expr, error) {
+			r, _ := NewFunc("radians", c)
+			return NewFunc("degrees", []Expr{r})
+		}, want: srows("180")},
+		{name: "cbrt", cols: []scalarCol{scol(tyBig, -27)}, build: sfn("cbrt"), want: srows("-3")},
+		{name: "pi", build: func([]Expr) (Expr, error) { return NewFunc("pi", nil) }, want: srows("3.141592653589793")},
+		{name: "sin of text", cols: []scalarCol{scol(tyStr, "1")}, build: sfn("sin"), err: "function sin expects a number, got VARCHAR"},
+		{name: "truncate double", cols: []scalarCol{scol(tyDbl, 1.789, -1.789, nil)}, build: sfnLit(t, "truncate", big(1)), want: srows("1.7|-1.7|NULL"), typ: "DOUBLE"},
+		{name: "truncate decimal", cols: []scalarCol{scol(sdec(5, 3), "1.789", "-99.999")}, build: sfnLit(t, "truncate", big(2)), want: srows("1.78|-99.99"), typ: "DECIMAL(4,2)"},
+		{name: "truncate decimal to integer", cols: []scalarCol{scol(sdec(3, 1), "-2.5")}, build: sfn("truncate"), want: srows("-2"), typ: "DECIMAL(2,0)"},
+		{name: "trunc int to hundreds", cols: []scalarCol{scol(tyInt, 1789, -1789)}, build: sfnLit(t, "trunc", big(-2)), want: srows("1700|-1700"), typ: "INT"},
+	})
+}
+
 func TestScalarExtractAndTrunc(t *testing.T) {
 	ts := scol(tyTS, "1969-12-31 23:59:59.999", "2024-02-29 13:45:30.250", "1900-03-01 00:00:00", nil)
 	ex := func(unit string) func(c []Expr) (Expr, error) { return sfn("extract_" + unit) }
