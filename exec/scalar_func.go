@@ -80,6 +80,14 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 		return &Const{V: math.Pi, T: types.TDouble}, nil
 	case "date_trunc":
 		return newDateTrunc(args)
+	case "date_format", "strftime":
+		return newDateFormat(name, args)
+	case "from_unixtime":
+		return newFromUnixtime(args)
+	case "to_timestamp", "to_date", "unix_timestamp":
+		return newParseTime(name, args)
+	case "datediff":
+		return newDateDiff(args)
 	}
 	if _, ok := floatFuncs[name]; ok {
 		return newFloatFunc(name, args)

@@ -353,6 +353,77 @@ func TestScalarExtractAndTrunc(t *testing.T) {
 
 // Calendar fields and truncation agree with the time package over random instants between
 // the years 1600 and 2400.
+func TestScalarTimeFormats(t *testing.T) {
+	str := func(v string) *Const { return slit(t, v, tyStr) }
+	ts := scol(tyTS, "2024-03-05 07:08:09.045", "1969-12-31 23:59:59.5", nil)
+	runScalarCases(t, []scalarCase{
+		{name: "date_format java", cols: []scalarCol{ts}, build: sfnLit(t, "date_format", str("yyyy-MM-dd HH:mm:ss.SSS")),
+			want: srows("2024-03-05 07:08:09.045|1969-12-31 23:59:59.500|NULL"), typ: "VARCHAR"},
+		{name: "date_format short fields and quoted text", cols: []scalarCol{ts}, build: sfnLit(t, "date_format", str("yy/M/d 'at' H:m:s S 'o''clock' MMM MMMM")),
+			want: srows("24/3/5 at 7:8:9 0 o'clock Mar March|69/12/31 at 23:59:59 5 o'clock Dec December|NULL")},
+		{name: "date_format strftime", cols: []scalarCol{scol(tyDate, "2024-03-05")}, build: sfnLit(t, "date_format", str("%Y%m%d %H:%M:%S.%g %f %b %B %y %%")),
+			want: srows("20240305 00:00:00.000 000000 Mar March 24 %")},
+		{name: "strftime", cols: []scalarCol{scol(tyDate, "2024-03-05")}, build: sfnLit(t, "strftime", str("yyyy %d")), want: srows("yyyy 05")},
+		{name: "date_format per-row format", cols: []scalarCol{scol(tyTS, "2024-03-05 07:08:09", "2024-03-05 07:08:09"), scol(tyStr, "yyyy", "%H")}, build: sfn("date_format"),
+			want: srows("2024|07")},
+		{name: "date_format unknown letter", cols: []scalarCol{ts}, build: sfnLit(t, "date_format", str("yyyy-MM-dd hh")),
+			err: "function date_format: pattern letter 'h' in format 'yyyy-MM-dd hh' is not supported"},
+		{name: "date_format unknown conversion", cols: []scalarCol{ts}, build: sfnLit(t, "date_format", str("%Y %Q")), err: "%Q in format '%Y %Q' is not supported"},
+		{name: "date_format unterminated quote", cols: []scalarCol{ts}, build: sfnLit(t, "date_format", str("yyyy 'x")), err: "unterminated quoted text"},
+		{name: "date_format of text", cols: []scalarCol{scol(tyStr, "2024-01-01")}, build: sfnLit(t, "date_format", str("yyyy")), err: "function date_format expects DATE or TIMESTAMP, got VARCHAR"},
+		{name: "from_unixtime", cols: []scalarCol{scol(tyBig, 1505404800, -1, nil)}, build: sfn("from_unixtime"), want: srows("2017-09-14 16:00:00|1969-12-31 23:59:59|NULL")},
+		{name: "from_unixtime format", cols: []scalarCol{scol(tyBig, 1505404800)}, build: sfnLit(t, "from_unixtime", str("MMdd-yyyy")), want: srows("0914-2017")},
+		{name: "from_unixtime overflow", cols: []scalarCol{scol(tyBig, sMaxI64)}, build: sfn("from_unixtime"), err: "timestamp out of range"},
+		{name: "to_timestamp", cols: []scalarCol{scol(tyStr, "2024-03-05 07:08:09.5", "2024-03-05", "nope", nil)}, build: sfn("to_timestamp"),
+			want: srows("2024-03-05 07:08:09.500|2024-03-05 00:00:00|NULL|NULL"), typ: "TIMESTAMP(3)"},
+		{name: "to_timestamp format", cols: []scalarCol{scol(tyStr, "05/03/2024 7:08", "5/3/2024 17:08", "05/03/2024 7:08 extra", "31/02/2024 7:08", "05/03/2024 24:00")},
+			build: sfnLit(t, "to_timestamp", str("dd/MM/yyyy H:mm")), want: srows("2024-03-05 07:08:00|2024-03-05 17:08:00|NULL|NULL|NULL")},
+		{name: "to_timestamp abutting fields", cols: []scalarCol{scol(tyStr, "20240305070809123", "2024030507080")}, build: sfnLit(t, "to_timestamp", str("yyyyMMddHHmmssSSS")),
+			want: srows("2024-03-05 07:08:09.123|NULL")},
+		{name: "to_timestamp strftime", cols: []scalarCol{scol(tyStr, "2024-03-05T07:08:09.123456")}, build: sfnLit(t, "to_timestamp", str("%Y-%m-%dT%H:%M:%S.%f")),
+			want: srows("2024-03-05 07:08:09.123")},
+		{name: "to_date", cols: []scalarCol{scol(tyStr, "2024-03-05", "2024-3-5", "x")}, build: sfn("to_date"), want: srows("2024-03-05|2024-03-05|NULL"), typ: "DATE"},
+		{name: "to_date format", cols: []scalarCol{scol(tyStr, "Mar 5, 24", "march 5, 99", "Foo 5, 24")}, build: sfnLit(t, "to_date", str("MMMM d, yy")),
+			want: srows("NULL|1999-03-05|NULL")},
+		{name: "to_date short month", cols: []scalarCol{scol(tyStr, "MAR 5, 68")}, build: sfnLit(t, "to_date", str("MMM d, yy")), want: srows("2068-03-05")},
+		{name: "unix_timestamp", cols: []scalarCol{scol(tyStr, "2024-03-05 07:08:09", "1969-12-31 23:59:59.5", "x")}, build: sfn("unix_timestamp"),
+			want: srows("1709622489|-1|NULL"), typ: "BIGINT"},
+		{name: "unix_timestamp format", cols: []scalarCol{scol(tyStr, "2024/03/05")}, build: sfnLit(t, "unix_timestamp", str("yyyy/MM/dd")), want: srows("1709596800")},
+		{name: "unix_timestamp of a number", cols: []scalarCol{scol(tyBig, 1)}, build: sfn("unix_timestamp"), err: "function unix_timestamp expects VARCHAR, got BIGINT"},
+		{name: "datediff", cols: []scalarCol{scol(tyDate, "2024-03-05", "2024-01-01", nil), scol(tyTS, "2024-03-01 23:00:00", "2024-03-01 00:00:00", "2024-03-01 00:00:00")},
+			build: sfn("datediff"), want: srows("4|-60|NULL"), typ: "BIGINT"},
+		{name: "datediff of text", cols: []scalarCol{scol(tyStr, "2024-01-01"), scol(tyDate, "2024-01-01")}, build: sfn("datediff"), err: "function datediff expects DATE or TIMESTAMP, got VARCHAR"},
+	})
+}
+
+func TestScalarFloorTo(t *testing.T) {
+	floorTo := func(unit string, ceil bool) func(c []Expr) (Expr, error) {
+		return func(c []Expr) (Expr, error) { return NewFloorTo(c[0], unit, ceil) }
+	}
+	ts := scol(tyTS, "2024-03-05 07:08:09.045", "2024-03-05 00:00:00", "1969-12-31 23:59:59.999", nil)
+	runScalarCases(t, []scalarCase{
+		{name: "floor hour", cols: []scalarCol{ts}, build: floorTo("HOUR", false),
+			want: srows("2024-03-05 07:00:00|2024-03-05 00:00:00|1969-12-31 23:00:00|NULL"), typ: "TIMESTAMP(3)", text: "FLOOR(a TO HOUR)"},
+		{name: "ceil day", cols: []scalarCol{ts}, build: floorTo("day", true),
+			want: srows("2024-03-06 00:00:00|2024-03-05 00:00:00|1970-01-01 00:00:00|NULL"), text: "CEIL(a TO DAY)"},
+		{name: "floor week starts on Sunday", cols: []scalarCol{ts}, build: floorTo("WEEK", false),
+			want: srows("2024-03-03 00:00:00|2024-03-03 00:00:00|1969-12-28 00:00:00|NULL")},
+		{name: "ceil week", cols: []scalarCol{ts}, build: floorTo("WEEK", true),
+			want: srows("2024-03-10 00:00:00|2024-03-10 00:00:00|1970-01-04 00:00:00|NULL")},
+		{name: "ceil month quarter year", cols: []scalarCol{scol(tyTS, "2024-03-05 07:00:00", "2024-01-01 00:00:00")}, build: func(c []Expr) (Expr, error) {
+			m, _ := NewFloorTo(c[0], "MONTH", true)
+			q, _ := NewFloorTo(c[0], "QUARTER", true)
+			y, _ := NewFloorTo(c[0], "YEAR", true)
+			return NewFunc("concat_ws", []Expr{slit(t, " ", tyStr), m, q, y})
+		}, want: srows("2024-04-01 00:00:00 2024-04-01 00:00:00 2025-01-01 00:00:00|2024-01-01 00:00:00 2024-01-01 00:00:00 2024-01-01 00:00:00")},
+		{name: "a date stays a date", cols: []scalarCol{scol(tyDate, "2024-03-05", "2024-03-01")}, build: floorTo("MONTH", true), want: srows("2024-04-01|2024-03-01"), typ: "DATE"},
+		{name: "ceil of a date to the hour", cols: []scalarCol{scol(tyDate, "2024-03-05")}, build: floorTo("HOUR", true), want: srows("2024-03-05")},
+		{name: "floor millisecond", cols: []scalarCol{ts}, build: floorTo("MILLISECOND", false), want: srows("2024-03-05 07:08:09.045|2024-03-05 00:00:00|1969-12-31 23:59:59.999|NULL")},
+		{name: "unknown unit", cols: []scalarCol{ts}, build: floorTo("DECADE", false), err: "FLOOR(... TO DECADE) is not supported; units: MILLISECOND"},
+		{name: "not a time", cols: []scalarCol{scol(tyBig, 1)}, build: floorTo("DAY", true), err: "function ceil expects DATE or TIMESTAMP, got BIGINT"},
+	})
+}
+
 func TestScalarCalendarMatchesTimePackage(t *testing.T) {
 	seed := int64(20240229) // fixed: a failure replays exactly
 	rng := rand.New(rand.NewSource(seed))

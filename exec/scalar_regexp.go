@@ -25,39 +25,6 @@ func compileRegexp(fn, pattern string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// regexpArg is the compiled pattern argument of a call: compiled once when the pattern is
-// a constant (so a bad one is an error when the call is built), else when it changes from
-// row to row.
-type regexpArg struct {
-	fn   string
-	last string
-	re   *regexp.Regexp
-}
-
-// newRegexpArg checks the pattern argument p of fn and compiles it if it is a constant.
-func newRegexpArg(fn string, p Expr) (*regexpArg, error) {
-	r := &regexpArg{fn: fn}
-	if c, ok := p.(*Const); ok && c.V != nil {
-		if _, err := r.get(c.V.(string)); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// get returns pattern p compiled.
-func (r *regexpArg) get(p string) (*regexp.Regexp, error) {
-	if r.re != nil && p == r.last {
-		return r.re, nil
-	}
-	re, err := compileRegexp(r.fn, p)
-	if err != nil {
-		return nil, err
-	}
-	r.re, r.last = re, p
-	return re, nil
-}
-
 // newRegexpFunc builds the regular-expression functions of NewFunc; ok is false for other
 // names:
 //   - regexp(s, re), regexp_matches and regexp_like: whether re matches anywhere in s (Flink's
@@ -92,7 +59,7 @@ func newRegexpFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 			return nil, true, err
 		}
 	}
-	pat, err := newRegexpArg(name, args[1])
+	pat, err := newCompiledArg(args[1], func(p string) (*regexp.Regexp, error) { return compileRegexp(name, p) })
 	if err != nil {
 		return nil, true, err
 	}
@@ -104,8 +71,8 @@ func newRegexpFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 		}
 	case "regexp_extract":
 		if len(args) == 3 {
-			if c, ok := args[2].(*Const); ok && c.V != nil && pat.re != nil {
-				if err := checkGroup(pat.re, c.V.(int64)); err != nil {
+			if c, ok := args[2].(*Const); ok && c.V != nil && pat.ok {
+				if err := checkGroup(pat.v, c.V.(int64)); err != nil {
 					return nil, true, err
 				}
 			}

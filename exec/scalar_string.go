@@ -72,6 +72,40 @@ func rowKernel(t types.T, strict bool, f func(vals []any) (any, error)) func(as 
 	}
 }
 
+// compiledArg is a pattern argument (a regular expression, a time format) compiled once
+// when it is a constant, so that a bad one is an error when the call is built, else when
+// it changes from row to row.
+type compiledArg[T any] struct {
+	compile func(string) (T, error)
+	last    string
+	ok      bool // v is last compiled
+	v       T
+}
+
+// newCompiledArg compiles the pattern argument p if it is a constant.
+func newCompiledArg[T any](p Expr, compile func(string) (T, error)) (*compiledArg[T], error) {
+	c := &compiledArg[T]{compile: compile}
+	if k, ok := p.(*Const); ok && k.V != nil {
+		if _, err := c.get(k.V.(string)); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// get returns pattern p compiled.
+func (c *compiledArg[T]) get(p string) (T, error) {
+	if c.ok && p == c.last {
+		return c.v, nil
+	}
+	v, err := c.compile(p)
+	if err != nil {
+		return v, err
+	}
+	c.v, c.last, c.ok = v, p, true
+	return v, nil
+}
+
 // newConcatOp is l || r: NULL if either side is NULL; non-VARCHAR operands are rendered as
 // text first (PostgreSQL's anynonarray || text).
 func newConcatOp(l, r Expr) (Expr, error) {

@@ -156,6 +156,35 @@ func extractField(unit string, isDate bool) func(days, ms, raw int64) int64 {
 	return func(_, _, raw int64) int64 { return types.FloorDiv(raw, 1000) }
 }
 
+// truncUnits are the units of date_trunc and FLOOR/CEIL(t TO unit), with their length in
+// milliseconds (0: counted on the calendar).
+var truncUnits = map[string]int64{"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000,
+	"day": types.MsPerDay, "week": 0, "month": 0, "quarter": 0, "year": 0}
+
+// floorCalendar rounds the timestamp v down to the start of its week (starting on Monday,
+// or on Sunday when sunday is set), month, quarter or year.
+func floorCalendar(v int64, unit string, sunday bool) int64 {
+	days := types.FloorDiv(v, types.MsPerDay)
+	switch unit {
+	case "week":
+		if sunday {
+			days -= dayOfWeek(days)
+		} else {
+			days -= (dayOfWeek(days) + 6) % 7
+		}
+	case "month":
+		y, m, _ := civilFromDays(days)
+		days = daysFromCivil(y, m, 1)
+	case "quarter":
+		y, m, _ := civilFromDays(days)
+		days = daysFromCivil(y, (m-1)/3*3+1, 1)
+	case "year":
+		y, _, _ := civilFromDays(days)
+		days = daysFromCivil(y, 1, 1)
+	}
+	return days * types.MsPerDay
+}
+
 // newDateTrunc is date_trunc('unit', ts): ts (a DATE is taken as its midnight) rounded down
 // to the start of its millisecond, second, minute, hour, day, week (Monday), month,
 // quarter or year, as a TIMESTAMP. The unit must be a literal.
@@ -168,14 +197,9 @@ func newDateTrunc(args []Expr) (Expr, error) {
 		return nil, fmt.Errorf("function date_trunc expects a literal unit such as 'hour', got %s", args[0])
 	}
 	unit := strings.ToLower(strings.TrimSpace(c.V.(string)))
-	fixed := map[string]int64{"millisecond": 1, "second": 1000, "minute": 60_000, "hour": 3_600_000, "day": types.MsPerDay}
-	step, isFixed := fixed[unit]
-	switch unit {
-	case "week", "month", "quarter", "year":
-	default:
-		if !isFixed {
-			return nil, fmt.Errorf("function date_trunc: unknown unit %q (want second, minute, hour, day, week, month, quarter or year)", unit)
-		}
+	step, ok := truncUnits[unit]
+	if !ok {
+		return nil, fmt.Errorf("function date_trunc: unknown unit %q (want second, minute, hour, day, week, month, quarter or year)", unit)
 	}
 	x, err := temporalArg("date_trunc", args[1])
 	if err != nil {
@@ -187,32 +211,220 @@ func newDateTrunc(args []Expr) (Expr, error) {
 	return &kernelExpr{t: types.TTimestamp, args: []Expr{x}, text: callText("date_trunc", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
 		src := Int64s(as[0])
 		dst := make([]int64, n)
-		if isFixed {
-			for i, v := range src {
+		for i, v := range src {
+			if step > 0 {
 				dst[i] = types.FloorDiv(v, step) * step
-			}
-		} else {
-			for i, v := range src {
-				days := types.FloorDiv(v, types.MsPerDay)
-				switch unit {
-				case "week":
-					days -= (dayOfWeek(days) + 6) % 7
-				case "month":
-					y, m, _ := civilFromDays(days)
-					days = daysFromCivil(y, m, 1)
-				case "quarter":
-					y, m, _ := civilFromDays(days)
-					days = daysFromCivil(y, (m-1)/3*3+1, 1)
-				case "year":
-					y, _, _ := civilFromDays(days)
-					days = daysFromCivil(y, 1, 1)
-				}
-				dst[i] = days * types.MsPerDay
+			} else {
+				dst[i] = floorCalendar(v, unit, false)
 			}
 		}
 		valid, nulls := andValidity(n, as[0])
 		return makeInt64(dst, valid, nulls), nil
 	}}, nil
+}
+
+// NewFloorTo is Flink's FLOOR(t TO unit), or CEIL(t TO unit) when ceil is set: the start of
+// t's unit (MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR; weeks
+// start on Sunday, as in Flink), or the first start at or after t. A DATE stays a DATE.
+func NewFloorTo(x Expr, unit string, ceil bool) (Expr, error) {
+	fn := map[bool]string{false: "FLOOR", true: "CEIL"}[ceil]
+	unit = strings.ToLower(unit)
+	step, ok := truncUnits[unit]
+	if !ok {
+		return nil, fmt.Errorf("%s(... TO %s) is not supported; units: MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR", fn, strings.ToUpper(unit))
+	}
+	x, err := temporalArg(strings.ToLower(fn), x)
+	if err != nil {
+		return nil, err
+	}
+	date := x.Type().Kind == types.Date
+	months := map[string]int64{"month": 1, "quarter": 3, "year": 12}[unit]
+	text := fmt.Sprintf("%s(%s TO %s)", fn, x, strings.ToUpper(unit))
+	return &kernelExpr{t: x.Type(), args: []Expr{x}, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		return mapInt64(as[0], false, func(v int64) (int64, error) {
+			if date {
+				v *= types.MsPerDay
+			}
+			f := floorCalendar(v, unit, true)
+			if step > 0 {
+				f = types.FloorDiv(v, step) * step
+			}
+			if ceil && f != v {
+				var ok bool
+				switch {
+				case step > 0:
+					f, ok = addUnits(f, 1, step, 0, false)
+				case unit == "week":
+					f, ok = addUnits(f, 7, types.MsPerDay, 0, false)
+				default:
+					f, ok = addUnits(f, 1, 0, months, false)
+				}
+				if !ok {
+					return 0, errTimeOverflow
+				}
+			}
+			if date {
+				f /= types.MsPerDay
+			}
+			return f, nil
+		})
+	}}, nil
+}
+
+// newDateDiff is DATEDIFF(end, start) (MySQL, Flink): the days from start's date to end's,
+// time of day ignored.
+func newDateDiff(args []Expr) (Expr, error) {
+	if err := argCount("datediff", args, 2, 2); err != nil {
+		return nil, err
+	}
+	xs := make([]Expr, 2)
+	for i, a := range args {
+		x, err := temporalArg("datediff", a)
+		if err != nil {
+			return nil, err
+		}
+		if x.Type().Kind == types.Timestamp {
+			x = newCast(x, types.TDate, false, true)
+		}
+		xs[i] = x
+	}
+	return &kernelExpr{t: types.TBigInt, args: xs, text: callText("datediff", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		a, b := Int64s(as[0]), Int64s(as[1])
+		dst := make([]int64, n)
+		for i := range dst {
+			dst[i] = a[i] - b[i]
+		}
+		valid, nulls := andValidity(n, as[0], as[1])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// formatArg checks the optional format argument i of fn (VARCHAR, by default
+// defaultTimeFormat) and compiles it if it is a constant; args gains the default. The
+// format of strftime is strftime's even without a '%'.
+func formatArg(fn string, args []Expr, i int) ([]Expr, *compiledArg[timeLayout], error) {
+	if len(args) == i {
+		args = append(args, &Const{V: defaultTimeFormat, T: types.TVarchar})
+	}
+	f, err := textArg("function "+fn, args[i])
+	if err != nil {
+		return nil, nil, err
+	}
+	args[i] = f
+	compile := func(p string) (timeLayout, error) { return compileTimeFormat(fn, p) }
+	if fn == "strftime" {
+		compile = func(p string) (timeLayout, error) { return compileStrftime(fn, p) }
+	}
+	l, err := newCompiledArg(f, compile)
+	return args, l, err
+}
+
+// newDateFormat is DATE_FORMAT(t, format) (Flink, MySQL) and strftime(t, format) (DuckDB):
+// the DATE or TIMESTAMP t as text in the format.
+func newDateFormat(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 2, 2); err != nil {
+		return nil, err
+	}
+	x, err := temporalArg(name, args[0])
+	if err != nil {
+		return nil, err
+	}
+	if x.Type().Kind == types.Date {
+		x = newCast(x, types.TTimestamp, false, true)
+	}
+	conv, layout, err := formatArg(name, []Expr{x, args[1]}, 1)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelExpr{t: types.TVarchar, args: conv, text: callText(name, args), k: rowKernel(types.TVarchar, true, func(v []any) (any, error) {
+		l, err := layout.get(v[1].(string))
+		if err != nil {
+			return nil, err
+		}
+		return l.format(v[0].(int64)), nil
+	})}, nil
+}
+
+// newFromUnixtime is FROM_UNIXTIME(seconds[, format]) (Flink): the time seconds after
+// 1970-01-01 00:00:00 UTC as text in the format, by default 'yyyy-MM-dd HH:mm:ss'.
+func newFromUnixtime(args []Expr) (Expr, error) {
+	if err := argCount("from_unixtime", args, 1, 2); err != nil {
+		return nil, err
+	}
+	secs, err := intArg("function from_unixtime", args[0])
+	if err != nil {
+		return nil, err
+	}
+	conv, layout, err := formatArg("from_unixtime", append([]Expr{secs}, args[1:]...), 1)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelExpr{t: types.TVarchar, args: conv, text: callText("from_unixtime", args), k: rowKernel(types.TVarchar, true, func(v []any) (any, error) {
+		l, err := layout.get(v[1].(string))
+		if err != nil {
+			return nil, err
+		}
+		ms, ok := addUnits(0, v[0].(int64), 1000, 0, false)
+		if !ok {
+			return nil, errTimeOverflow
+		}
+		return l.format(ms), nil
+	})}, nil
+}
+
+// newParseTime is TO_TIMESTAMP(s[, format]), TO_DATE(s[, format]) and UNIX_TIMESTAMP(s[,
+// format]) (Flink): the text s read as a TIMESTAMP, a DATE or whole seconds since 1970 (in
+// UTC), NULL when s is not such a time, as in Flink. Without a format s is read as a
+// TIMESTAMP or DATE literal is.
+func newParseTime(name string, args []Expr) (Expr, error) {
+	if err := argCount(name, args, 1, 2); err != nil {
+		return nil, err
+	}
+	s, err := textArg("function "+name, args[0])
+	if err != nil {
+		return nil, err
+	}
+	conv := []Expr{s}
+	var layout *compiledArg[timeLayout]
+	if len(args) == 2 {
+		if conv, layout, err = formatArg(name, []Expr{s, args[1]}, 1); err != nil {
+			return nil, err
+		}
+	}
+	t := map[string]types.T{"to_timestamp": types.TTimestamp, "to_date": types.TDate, "unix_timestamp": types.TBigInt}[name]
+	return &kernelExpr{t: t, args: conv, text: callText(name, args), k: rowKernel(t, true, func(v []any) (any, error) {
+		ms, ok, err := parseTime(v, layout, name == "to_date")
+		if err != nil || !ok {
+			return nil, err
+		}
+		switch name {
+		case "to_date":
+			return types.FloorDiv(ms, types.MsPerDay), nil
+		case "unix_timestamp":
+			return types.FloorDiv(ms, 1000), nil
+		}
+		return ms, nil
+	})}, nil
+}
+
+// parseTime reads the text v[0] in the format v[1] (layout), or without a format as a
+// TIMESTAMP literal (a DATE literal when date is set); ok is false when it is not one.
+func parseTime(v []any, layout *compiledArg[timeLayout], date bool) (ms int64, ok bool, err error) {
+	s := v[0].(string)
+	if layout != nil {
+		l, err := layout.get(v[1].(string))
+		if err != nil {
+			return 0, false, err
+		}
+		ms, ok := l.parse(s)
+		return ms, ok, nil
+	}
+	if date {
+		d, err := types.ParseDate(s)
+		return d * types.MsPerDay, err == nil, nil
+	}
+	ms, err = types.ParseTimestamp(s)
+	return ms, err == nil, nil
 }
 
 // timestampUnits are the units of timestampdiff_<unit> and timestampadd_<unit>, with their

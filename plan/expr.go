@@ -704,6 +704,17 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 		}
 		return fold(r, x), nil
 	}
+	if arg, unit, ceil, ok := sql.FloorToOf(n); ok {
+		x, err := b.bindExpr(arg, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.builtAt(n).expr(exec.NewFloorTo(x, unit, ceil))
+		if err != nil {
+			return nil, err
+		}
+		return fold(r, x), nil
+	}
 	name := n.FnName.L
 	switch name {
 	case ast.DateLiteral, ast.TimestampLiteral:
@@ -813,8 +824,13 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 				return fold(r, args...), nil
 			}
 		}
-	case "now", "current_timestamp", "localtimestamp", "proctime", "rand", "uuid":
+	case "now", "current_timestamp", "localtimestamp", "proctime", "rand", "uuid", "current_date", "curdate",
+		"current_time", "curtime", "localtime", "sysdate", "utc_timestamp", "utc_date", "utc_time", "current_row_timestamp":
 		return nil, b.errAt(n, "%s() is not supported: results must not depend on the wall clock or chance", strings.ToUpper(name))
+	case "unix_timestamp":
+		if len(n.Args) == 0 {
+			return nil, b.errAt(n, "UNIX_TIMESTAMP() is not supported: results must not depend on the wall clock or chance")
+		}
 	}
 	args, err := b.bindArgs(n.Args, s)
 	if err != nil {

@@ -124,7 +124,9 @@
 // [*ast.TimeUnitExpr, ts]}; units MySQL lacks (EPOCH, DOW, DOY, MILLISECOND) become
 // the call `extract_<unit>`(ts). Flink's function REGEXP(s, re), where no operand ends
 // before REGEXP, is the call *ast.FuncCallExpr{FnName.L: "regexp"}; `s REGEXP re` stays
-// TiDB's *ast.PatternRegexpExpr.
+// TiDB's *ast.PatternRegexpExpr. Flink's FLOOR(e TO unit) becomes *ast.FuncCallExpr{FnName.L:
+// "__sx_floor", Args: [e, *test_driver.ValueExpr (the unit in upper case)]}, CEIL and
+// CEILING likewise with "__sx_ceil"; use FloorToOf(e).
 //
 // Placeholders: each `?` is a *test_driver.ParamMarkerExpr whose Order is 0
 // (TiDB's parser does not number them): number them in the order written, by

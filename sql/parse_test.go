@@ -587,3 +587,40 @@ func TestRegexpCall(t *testing.T) {
 		}
 	}
 }
+
+func TestFloorTo(t *testing.T) {
+	for _, c := range []struct {
+		q, unit string
+		ceil    bool
+	}{
+		{"SELECT FLOOR(ts TO HOUR) FROM t", "HOUR", false},
+		{"SELECT ceil(f(ts, (1)) + INTERVAL '1' DAY to day) FROM t", "DAY", true},
+		{"SELECT CEILING(CAST(s AS TIMESTAMP) TO Week)::VARCHAR FROM t", "WEEK", true},
+	} {
+		var got []string
+		for _, n := range walk(parseOne(t, c.q).Node) {
+			if e, ok := n.(ast.ExprNode); ok {
+				if arg, unit, ceil, ok := FloorToOf(e); ok && arg != nil && ceil == c.ceil {
+					got = append(got, unit)
+				}
+			}
+		}
+		if len(got) != 1 || got[0] != c.unit {
+			t.Errorf("%s: units %v, want %s", c.q, got, c.unit)
+		}
+	}
+	// FLOOR without TO stays TiDB's.
+	if fc, ok := firstField(t, parseOne(t, "SELECT FLOOR(x) FROM t")).(*ast.FuncCallExpr); !ok || fc.FnName.L != "floor" {
+		t.Errorf("FLOOR(x) became %T", fc)
+	}
+	for q, want := range map[string]string{
+		"SELECT FLOOR(TO HOUR)":          "expected an expression before TO in FLOOR(expression TO unit) at line 1, column 14",
+		"SELECT CEIL(ts TO 'hour')":      "expected a unit such as HOUR after TO in CEIL(expression TO unit) at line 1, column 19",
+		"SELECT CEIL(ts TO HOUR x)":      "expected a unit such as HOUR after TO in CEIL(expression TO unit) at line 1, column 19",
+		"SELECT\n  FLOOR(ts TO DAY + 1)": "expected a unit such as HOUR after TO in FLOOR(expression TO unit) at line 2, column 15",
+	} {
+		if _, err := Parse(q); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", q, err, want)
+		}
+	}
+}

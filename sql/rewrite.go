@@ -647,6 +647,12 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 			k += 2
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
+		case (up == "FLOOR" || up == "CEIL" || up == "CEILING") && next.op("(") && r.floorTo(k) >= 0:
+			nk, err := r.rewriteFloorTo(k, r.floorTo(k), j)
+			if err != nil {
+				return err
+			}
+			k = nk
 		case up == "REGEXP" && next.op("(") && !r.endsOperand(k-1) && !(r.at(k-1).is("NOT") && r.endsOperand(k-2)):
 			// Flink's function REGEXP(s, re); TiDB reads REGEXP only as an operator.
 			r.syn("`REGEXP`", t.off)
@@ -678,6 +684,50 @@ func (r *rewriter) endsOperand(k int) bool {
 		return !exprWords[up] && !stopWords[up] && !contWords[up]
 	}
 	return t.op(")")
+}
+
+// floorTo returns the index of the TO of Flink's FLOOR(e TO unit) or CEIL(e TO unit) whose
+// name is at i, or -1 when the call has no TO outside parentheses.
+func (r *rewriter) floorTo(i int) int {
+	depth := 0
+	for k := i + 2; k < r.matchParen(i+1); k++ {
+		switch t := r.toks[k]; {
+		case t.op("("):
+			depth++
+		case t.op(")"):
+			depth--
+		case depth == 0 && t.is("TO"):
+			return k
+		}
+	}
+	return -1
+}
+
+// rewriteFloorTo emits FLOOR(e TO unit) at i, whose TO is at to, as `__sx_floor`(e, 'UNIT'),
+// CEIL(e TO unit) as `__sx_ceil`(e, 'UNIT') (see FloorToOf): TiDB's FLOOR takes one
+// argument. It returns the index after the call.
+func (r *rewriter) rewriteFloorTo(i, to, j int) (int, *Error) {
+	name := strings.ToUpper(r.toks[i].raw)
+	m := r.matchParen(i + 1)
+	if m >= j {
+		return 0, r.errAt(i, "missing ) after %s(", name)
+	}
+	if to == i+2 {
+		return 0, r.errAt(to, "expected an expression before TO in %s(expression TO unit)", name)
+	}
+	if u := r.at(to + 1); u.kind != tkIdent || to+2 != m {
+		return 0, r.errAt(to+1, "expected a unit such as HOUR after TO in %s(expression TO unit)", name)
+	}
+	fn := "`__sx_floor`("
+	if name != "FLOOR" {
+		fn = "`__sx_ceil`("
+	}
+	r.syn(fn, r.toks[i].off)
+	if err := r.rewriteRange(i+2, to); err != nil {
+		return 0, err
+	}
+	r.syn(", '"+strings.ToUpper(r.toks[to+1].raw)+"')", r.toks[to].off)
+	return m + 1, nil
 }
 
 // rewriteOffsetFetch emits standard SQL's `OFFSET n [ROW|ROWS] [FETCH {FIRST|NEXT} m

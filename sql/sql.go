@@ -316,6 +316,24 @@ func CastOf(e ast.ExprNode) (arg ast.ExprNode, typ string, try bool, ok bool) {
 	return fc.Args[0], s, fc.FnName.L == "__sx_try_cast", true
 }
 
+// FloorToOf recognizes the carrier of Flink's FLOOR(e TO unit) and CEIL(e TO unit): the
+// operand, the unit as written in upper case and whether it rounds up.
+func FloorToOf(e ast.ExprNode) (arg ast.ExprNode, unit string, ceil bool, ok bool) {
+	fc, isFn := e.(*ast.FuncCallExpr)
+	if !isFn || len(fc.Args) != 2 || (fc.FnName.L != "__sx_floor" && fc.FnName.L != "__sx_ceil") {
+		return nil, "", false, false
+	}
+	v, isVal := fc.Args[1].(*test_driver.ValueExpr)
+	if !isVal {
+		return nil, "", false, false
+	}
+	s, isStr := v.GetValue().(string)
+	if !isStr {
+		return nil, "", false, false
+	}
+	return fc.Args[0], s, fc.FnName.L == "__sx_ceil", true
+}
+
 // Parse splits text on top-level ';' (not inside strings, comments or quoted
 // identifiers) and parses each non-empty statement. It returns the first
 // error, always a *Error positioned in text. Comments (-- , #, /* */) are
