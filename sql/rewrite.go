@@ -648,7 +648,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 		case up == "STRAIGHT_JOIN":
 			return r.errAt(k, "STRAIGHT_JOIN is not supported")
 		case (up == "FLOOR" || up == "CEIL" || up == "CEILING") && next.op("(") && r.floorTo(k) >= 0:
-			nk, err := r.rewriteFloorTo(k, r.floorTo(k), j)
+			nk, err := r.rewriteFloorTo(k, j)
 			if err != nil {
 				return err
 			}
@@ -669,7 +669,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 }
 
 // exprWords are the words an expression can follow.
-var exprWords = wordSet("SELECT BY CASE DISTINCT ALL RETURN")
+var exprWords = wordSet("SELECT BY CASE DISTINCT ALL")
 
 // endsOperand reports whether token k can end an operand, so that an operator, not an
 // operand, follows it: a literal, a placeholder, a ')' or a name that is not a keyword an
@@ -678,7 +678,7 @@ func (r *rewriter) endsOperand(k int) bool {
 	t := r.at(k)
 	switch t.kind {
 	case tkString, tkNumber, tkParam, tkQIdent:
-		return k >= 0
+		return true
 	case tkIdent:
 		up := strings.ToUpper(t.raw)
 		return !exprWords[up] && !stopWords[up] && !contWords[up]
@@ -689,8 +689,8 @@ func (r *rewriter) endsOperand(k int) bool {
 // floorTo returns the index of the TO of Flink's FLOOR(e TO unit) or CEIL(e TO unit) whose
 // name is at i, or -1 when the call has no TO outside parentheses.
 func (r *rewriter) floorTo(i int) int {
-	depth := 0
-	for k := i + 2; k < r.matchParen(i+1); k++ {
+	depth, end := 0, r.matchParen(i+1)
+	for k := i + 2; k < end; k++ {
 		switch t := r.toks[k]; {
 		case t.op("("):
 			depth++
@@ -703,12 +703,12 @@ func (r *rewriter) floorTo(i int) int {
 	return -1
 }
 
-// rewriteFloorTo emits FLOOR(e TO unit) at i, whose TO is at to, as `__sx_floor`(e, 'UNIT'),
-// CEIL(e TO unit) as `__sx_ceil`(e, 'UNIT') (see FloorToOf): TiDB's FLOOR takes one
-// argument. It returns the index after the call.
-func (r *rewriter) rewriteFloorTo(i, to, j int) (int, *Error) {
+// rewriteFloorTo emits FLOOR(e TO unit) at i as `__sx_floor`(e, 'UNIT'), CEIL(e TO unit) as
+// `__sx_ceil`(e, 'UNIT') (see FloorToOf): TiDB's FLOOR takes one argument. It returns the
+// index after the call.
+func (r *rewriter) rewriteFloorTo(i, j int) (int, *Error) {
 	name := strings.ToUpper(r.toks[i].raw)
-	m := r.matchParen(i + 1)
+	m, to := r.matchParen(i+1), r.floorTo(i)
 	if m >= j {
 		return 0, r.errAt(i, "missing ) after %s(", name)
 	}
