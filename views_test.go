@@ -25,6 +25,10 @@ var viewQueries = []string{
 	`SELECT a.g, COUNT(*) AS n FROM a JOIN b ON a.g = b.g GROUP BY a.g`,
 	`SELECT k, v * 2 + 1 AS x, UPPER(s) AS u FROM a WHERE s LIKE 'a%'`,
 	`SELECT g, MAX(w) - MIN(w) AS spread FROM b GROUP BY g`,
+	// BOOL_*, STRING_AGG and FIRST_VALUE-like aggregates, over a table and over a join.
+	`SELECT g, BOOL_AND(v > 2) AS ba, BOOL_OR(s LIKE 'a%') AS bo, STRING_AGG(s, ',') AS sa, LISTAGG(DISTINCT s) AS la,
+		FIRST_VALUE(s) AS fv, LAST_VALUE(v) AS lv, ANY_VALUE(k) AS av FROM a GROUP BY g`,
+	`SELECT b.g, STRING_AGG(a.s, '|') AS sa, EVERY(b.w > a.v) AS e, LAST_VALUE(a.s) AS ls FROM a JOIN b ON a.g = b.g GROUP BY b.g`,
 	`SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, k) AS rn FROM a) x WHERE rn <= 2`,
 	`SELECT g, SUM(v) AS s FROM (SELECT * FROM a WHERE v IS NOT NULL) x GROUP BY g`,
 	`SELECT b.g, COUNT(*) AS n FROM b LEFT JOIN a ON a.g = b.g AND a.v < b.w GROUP BY b.g`,

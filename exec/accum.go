@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -38,8 +39,11 @@ func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
 
 // newAccumulator returns the accumulator of a; counts are the groups' row counts (the sums
 // of their rows' weights), which COUNT(*) reads instead of keeping its own.
+// COUNT, SUM and AVG with DISTINCT take distinctAcc; STRING_AGG keeps DISTINCT itself, and it
+// changes nothing to the others (MIN, MAX, BOOL_AND, ...), which keep no count of a value's
+// copies.
 func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
-	if a.Distinct && a.Fn != AggMin && a.Fn != AggMax {
+	if a.Distinct && (a.Fn == AggCount || a.Fn == AggSum || a.Fn == AggAvg) {
 		return &distinctAcc{spec: a}
 	}
 	switch a.Fn {
@@ -47,6 +51,10 @@ func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 		return countStarAcc{counts}
 	case AggCount:
 		return &countAcc{}
+	case AggBoolAnd, AggBoolOr:
+		return &boolAcc{or: a.Fn == AggBoolOr}
+	case AggStringAgg:
+		return &stringAggAcc{sep: a.Sep, distinct: a.Distinct}
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		acc := &momentAcc{fn: a.Fn, scale: 1, exact: a.In.Phys() == types.PhysInt64}
 		if a.In.Kind == types.Decimal {
@@ -62,7 +70,9 @@ func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 		}
 		return &intSumAcc{avg: a.Fn == AggAvg}
 	}
-	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
+	// MIN and MAX; FIRST_VALUE and ANY_VALUE are the least value, LAST_VALUE the greatest (see
+	// stringAggAcc for why not the first and last rows).
+	return &extremeAcc{max: a.Fn == AggMax || a.Fn == AggLastValue, retract: retract}
 }
 
 // countStarAcc is COUNT(*): the group's row count, which the aggregate keeps anyway.
@@ -638,35 +648,131 @@ func (e *extremeAcc) reset(g int32) {
 	}
 }
 
-// distinctAcc keeps, per group, the multiset of distinct non-null values.
-type distinctAcc struct {
-	spec AggSpec
-	sets []map[any]int64
-	err  error // a SUM out of range (see intSumAcc)
+// boolAcc is BOOL_AND or BOOL_OR: a group's weights of TRUE and of FALSE values, so that a
+// retraction takes its value out exactly. BOOL_AND is whether the group holds no FALSE,
+// BOOL_OR whether it holds a TRUE; both are NULL while it holds no non-NULL value.
+type boolAcc struct {
+	or bool
+	n  []boolCounts
 }
 
-func (d *distinctAcc) grow(g int) {
-	for len(d.sets) < g {
-		d.sets = append(d.sets, map[any]int64{})
+// boolCounts are a group's weights of TRUE (t) and FALSE (f) values.
+type boolCounts struct{ t, f int64 }
+
+func (a *boolAcc) grow(g int) {
+	for len(a.n) < g {
+		a.n = append(a.n, boolCounts{})
 	}
 }
 
-func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+func (a *boolAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	for i, g := range gids {
 		if col.IsNull(i) {
 			continue
 		}
-		k := multisetKey(Value(col, i))
-		// (Below zero: a retraction of a value the group never held, which only a TTL's
-		// forgotten rows bring about; the group holds none of it.)
-		if d.sets[g][k] += b.Weight(i); d.sets[g][k] <= 0 {
-			delete(d.sets[g], k)
+		if col.(*array.Boolean).Value(i) {
+			a.n[g].t += b.Weight(i)
+		} else {
+			a.n[g].f += b.Weight(i)
 		}
 	}
 	return nil
 }
 
-func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
+func (a *boolAcc) result(g int32) any {
+	c := a.n[g]
+	switch {
+	case c.t <= 0 && c.f <= 0:
+		return nil
+	case a.or:
+		return c.t > 0
+	}
+	return c.f <= 0
+}
+
+func (a *boolAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(a, gs, t) }
+func (a *boolAcc) reset(g int32)                            { a.n[g] = boolCounts{} }
+func (a *boolAcc) save(w *StateWriter, g int32)             { w.Int(a.n[g].t); w.Int(a.n[g].f) }
+func (a *boolAcc) load(r *StateReader, g int32)             { a.n[g] = boolCounts{t: r.Int(), f: r.Int()} }
+
+// stringAggAcc is STRING_AGG and LISTAGG: a group's multiset of non-NULL strings, concatenated
+// in ascending (byte) order, each as often as the group holds it (once with DISTINCT), with
+// sep between; NULL while it holds none.
+//
+// The order is the values', not the rows' arrival order (Flink's): a retraction names a value,
+// not which of its copies leaves, so the arrival order of the rows held is not known after
+// one, and a view could not equal its query run as a batch. An order that depends only on the
+// values held is the same for a batch, a view under any changes, and a view restored from a
+// checkpoint or spilled. For the same reason FIRST_VALUE and ANY_VALUE are the least value
+// and LAST_VALUE the greatest.
+type stringAggAcc struct {
+	sep      string
+	distinct bool
+	multisets
+}
+
+func (s *stringAggAcc) result(g int32) any {
+	set := s.sets[g]
+	if len(set) == 0 {
+		return nil
+	}
+	vals := make([]string, 0, len(set))
+	for k := range set {
+		vals = append(vals, k.(string))
+	}
+	slices.Sort(vals)
+	var sb strings.Builder
+	for i, v := range vals {
+		n := set[v]
+		if s.distinct {
+			n = 1
+		}
+		for j := int64(0); j < n; j++ {
+			if i > 0 || j > 0 {
+				sb.WriteString(s.sep)
+			}
+			sb.WriteString(v)
+		}
+	}
+	return sb.String()
+}
+
+func (s *stringAggAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(s, gs, t) }
+
+// multisets keeps, per group, the multiset of the non-NULL values: value -> weight, no entry
+// at 0 or below (below zero: a retraction of a value the group never held, which only a
+// TTL's forgotten rows bring about; the group holds none of it).
+type multisets struct{ sets []map[any]int64 }
+
+func (m *multisets) grow(g int) {
+	for len(m.sets) < g {
+		m.sets = append(m.sets, map[any]int64{})
+	}
+}
+
+func (m *multisets) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		if col.IsNull(i) {
+			continue
+		}
+		k := multisetKey(Value(col, i))
+		if m.sets[g][k] += b.Weight(i); m.sets[g][k] <= 0 {
+			delete(m.sets[g], k)
+		}
+	}
+	return nil
+}
+
+func (m *multisets) reset(g int32)                { m.sets[g] = map[any]int64{} }
+func (m *multisets) save(w *StateWriter, g int32) { saveMultiset(w, m.sets[g]) }
+func (m *multisets) load(r *StateReader, g int32) { m.sets[g] = loadMultiset(r) }
+
+// distinctAcc is COUNT, SUM or AVG of the distinct non-NULL values.
+type distinctAcc struct {
+	spec AggSpec
+	multisets
+	err error // a SUM out of range (see intSumAcc)
+}
 
 func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
 
@@ -746,8 +852,6 @@ func (e *extremeAcc) load(r *StateReader, g int32) {
 		e.multi[g] = m
 	}
 }
-func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
-func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
 
 // A multiset of values is a map from value to count; NaN, which is not equal to itself,
 // is kept as nanKey.

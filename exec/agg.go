@@ -25,9 +25,16 @@ const (
 	AggVarSamp
 	AggStddevPop
 	AggStddevSamp
+	AggBoolAnd
+	AggBoolOr
+	AggStringAgg
+	AggFirstValue
+	AggLastValue
+	AggAnyValue
 )
 
-var aggNames = [...]string{"count(*)", "count", "sum", "avg", "min", "max", "var_pop", "var_samp", "stddev_pop", "stddev_samp"}
+var aggNames = [...]string{"count(*)", "count", "sum", "avg", "min", "max", "var_pop", "var_samp", "stddev_pop", "stddev_samp",
+	"bool_and", "bool_or", "string_agg", "first_value", "last_value", "any_value"}
 
 func (f AggFunc) String() string { return aggNames[f] }
 
@@ -37,15 +44,21 @@ type AggSpec struct {
 	Arg      int // input column; unused for COUNT(*)
 	Distinct bool
 	In       types.T
-	Pos      Pos // where the aggregate stands in the user's text: its errors say so
+	Pos      Pos    // where the aggregate stands in the user's text: its errors say so
+	Sep      string // STRING_AGG's separator
 }
 
 // ResultType is the type of the aggregate's result (SPEC.md §2: COUNT and SUM of integers
-// are BIGINT, AVG is DOUBLE; variances and standard deviations are DOUBLE).
+// are BIGINT, AVG is DOUBLE; variances and standard deviations are DOUBLE; BOOL_AND and
+// BOOL_OR are BOOLEAN, STRING_AGG VARCHAR).
 func (a AggSpec) ResultType() types.T {
 	switch a.Fn {
 	case AggCountStar, AggCount:
 		return types.TBigInt
+	case AggBoolAnd, AggBoolOr:
+		return types.TBool
+	case AggStringAgg:
+		return types.TVarchar
 	case AggAvg, AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		return types.TDouble
 	case AggSum:

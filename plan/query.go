@@ -695,7 +695,75 @@ func (c *aggCollector) Enter(n ast.Node) (ast.Node, bool) {
 func (c *aggCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 var aggFuncs = map[string]exec.AggFunc{"count": exec.AggCount, "sum": exec.AggSum, "avg": exec.AggAvg, "min": exec.AggMin, "max": exec.AggMax,
-	"var_pop": exec.AggVarPop, "var_samp": exec.AggVarSamp, "stddev_pop": exec.AggStddevPop, "stddev_samp": exec.AggStddevSamp}
+	"var_pop": exec.AggVarPop, "var_samp": exec.AggVarSamp, "stddev_pop": exec.AggStddevPop, "stddev_samp": exec.AggStddevSamp,
+	"bool_and": exec.AggBoolAnd, "every": exec.AggBoolAnd, "bool_or": exec.AggBoolOr, "string_agg": exec.AggStringAgg,
+	"listagg": exec.AggStringAgg, "first_value": exec.AggFirstValue, "last_value": exec.AggLastValue, "any_value": exec.AggAnyValue}
+
+// aggArgs checks the number of arguments of aggregate call a: STRING_AGG takes the values
+// and a separator, LISTAGG the values and an optional separator, the others one argument.
+func (b *Binder) aggArgs(a *ast.AggregateFuncExpr) error {
+	name, n := strings.ToUpper(a.F), len(a.Args)
+	switch name {
+	case "STRING_AGG":
+		if n != 2 {
+			return b.errAt(a, "STRING_AGG takes two arguments: the values and a separator")
+		}
+	case "LISTAGG":
+		if n != 1 && n != 2 {
+			return b.errAt(a, "LISTAGG takes one or two arguments: the values and a separator (',' when omitted)")
+		}
+	default:
+		if n != 1 {
+			return b.errAt(a, "%s takes one argument", name)
+		}
+	}
+	return nil
+}
+
+// aggSeparator is the separator of STRING_AGG or LISTAGG call a: its second argument, a
+// constant string, or ',' when there is none (LISTAGG's default, as in Flink).
+func (b *Binder) aggSeparator(a *ast.AggregateFuncExpr, in *scope) (string, error) {
+	if len(a.Args) < 2 {
+		return ",", nil
+	}
+	x, err := b.bindExpr(a.Args[1], in)
+	if err != nil {
+		return "", err
+	}
+	if c, ok := x.(*exec.Const); ok {
+		if sep, ok := c.V.(string); ok {
+			return sep, nil
+		}
+	}
+	return "", b.errAt(a.Args[1], "the separator of %s must be a constant string", strings.ToUpper(a.F))
+}
+
+// aggInput checks or converts the argument x of aggregate call a of function fn: BOOL_AND
+// and BOOL_OR take BOOLEANs, STRING_AGG casts other values to VARCHAR, and an untyped NULL
+// takes the type the function reads.
+func (b *Binder) aggInput(a *ast.AggregateFuncExpr, fn exec.AggFunc, x exec.Expr) (exec.Expr, error) {
+	t := x.Type()
+	switch fn {
+	case exec.AggBoolAnd, exec.AggBoolOr:
+		if t.Kind == types.Null {
+			return &exec.Const{T: types.TBool}, nil
+		}
+		if t.Kind != types.Bool {
+			return nil, b.errAt(a, "%s needs a boolean argument, got %s", strings.ToUpper(a.F), t)
+		}
+	case exec.AggStringAgg:
+		if t.Kind == types.Null {
+			return &exec.Const{T: types.TVarchar}, nil
+		}
+		if t.Kind != types.Varchar {
+			return b.builtAt(a.Args[0]).expr(exec.NewCast(x, types.TVarchar, false))
+		}
+	}
+	if t.Kind == types.Null {
+		return &exec.Const{T: types.TBigInt}, nil
+	}
+	return x, nil
+}
 
 func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs []*ast.AggregateFuncExpr) (Node, *scope, error) {
 	as := &aggScope{input: in}
@@ -767,10 +835,16 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 		if !ok {
 			return nil, nil, b.errAt(a, "aggregate function %s is not supported", strings.ToUpper(a.F))
 		}
-		if len(a.Args) != 1 {
-			return nil, nil, b.errAt(a, "%s takes one argument", strings.ToUpper(a.F))
+		if err := b.aggArgs(a); err != nil {
+			return nil, nil, err
 		}
 		spec := exec.AggSpec{Fn: fn, Distinct: a.Distinct, Pos: b.execPos(a)}
+		if fn == exec.AggStringAgg {
+			var err error
+			if spec.Sep, err = b.aggSeparator(a, in); err != nil {
+				return nil, nil, err
+			}
+		}
 		if fn == exec.AggCount && !a.Distinct {
 			if v, ok := a.Args[0].(*test_driver.ValueExpr); ok && v.GetValue() != nil {
 				spec.Fn = exec.AggCountStar
@@ -793,9 +867,10 @@ func (b *Binder) bindAggregate(sel *ast.SelectStmt, input Node, in *scope, aggs 
 			if moment && a.Distinct {
 				return nil, nil, b.errAt(a, "%s(DISTINCT ...) is not supported", strings.ToUpper(a.F))
 			}
-			if t.Kind == types.Null {
-				x, t = &exec.Const{T: types.TBigInt}, types.TBigInt
+			if x, err = b.aggInput(a, fn, x); err != nil {
+				return nil, nil, err
 			}
+			t = x.Type()
 			spec.Arg = len(pre)
 			spec.In = t
 			pre = append(pre, x)

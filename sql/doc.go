@@ -58,6 +58,15 @@
 // text lists the grouping sets (the cross product of the items' sets) as indexes of those
 // expressions. Use GroupingSets(e) on the last GROUP BY item.
 //
+// Aggregates TiDB does not know. A call of BOOL_AND, BOOL_OR, EVERY, STRING_AGG, LISTAGG or
+// ANY_VALUE, and of FIRST_VALUE or LAST_VALUE without OVER, `f([DISTINCT] args)`, is emitted
+// as the plain call `__sx_agg_f(args)` (`__sx_agg_distinct_f`) and, once parsed, replaced by
+//
+//	*ast.AggregateFuncExpr{F: "f", Args: args, Distinct: ...}
+//
+// at the call's position: the binder sees no carrier. An ORDER BY among their arguments, and
+// OVER after any but FIRST_VALUE and LAST_VALUE, are errors of the front pass.
+//
 // CREATE [MATERIALIZED] VIEW v (a, b) AS query. The column list makes Node the query
 // `SELECT * FROM (query) __sx_view_columns` with ColumnLists["__sx_view_columns"] =
 // [a, b] (ViewColumns), as a derived table's column list is; a query of VALUES rows is

@@ -624,3 +624,39 @@ func TestFloorTo(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateCalls: the aggregates TiDB takes as plain calls (or, FIRST_VALUE and
+// LAST_VALUE, only with OVER) parse as aggregates, with DISTINCT, at the call's position; an
+// ORDER BY among their arguments, or OVER after any but FIRST_VALUE and LAST_VALUE, is an
+// error at its place.
+func TestAggregateCalls(t *testing.T) {
+	st := parseOne(t, "SELECT g, bool_and(b), EVERY(b), String_Agg(DISTINCT s, ','), listagg(s), first_value(x), last_value(x) OVER (ORDER BY x) FROM t GROUP BY g")
+	var got []string
+	for _, n := range walk(st.Node) {
+		switch x := n.(type) {
+		case *ast.AggregateFuncExpr:
+			got = append(got, x.F)
+			if x.Distinct {
+				got = append(got, "distinct")
+			}
+			if p := st.PosOf(x); x.F == "string_agg" && p.Col != 34 {
+				t.Errorf("STRING_AGG at column %d, want 34", p.Col)
+			}
+		case *ast.WindowFuncExpr:
+			got = append(got, "window "+x.Name)
+		}
+	}
+	want := []string{"bool_and", "every", "string_agg", "distinct", "listagg", "first_value", "window last_value"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for q, msg := range map[string]string{
+		"SELECT listagg(s, ';' ORDER BY s) FROM t":       "ORDER BY inside LISTAGG(...) is not supported: it takes the values in ascending order at line 1, column 23",
+		"SELECT bool_or(b) OVER (PARTITION BY g) FROM t": "BOOL_OR is not supported as a window function (OVER) at line 1, column 19",
+		"SELECT any_value(x) OVER () FROM t":             "ANY_VALUE is not supported as a window function (OVER) at line 1, column 21",
+	} {
+		if _, err := Parse(q); err == nil || err.Error() != msg {
+			t.Errorf("Parse(%q) = %v, want %s", q, err, msg)
+		}
+	}
+}

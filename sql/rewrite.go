@@ -632,6 +632,12 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
+		case userAggs[up] && next.op("(") && !(windowOnly[up] && r.at(r.matchParen(k+1)+1).is("OVER")):
+			nk, err := r.rewriteAggCall(k)
+			if err != nil {
+				return err
+			}
+			k = nk
 		case r.isName(k, up):
 			// A name TiDB reserves but PostgreSQL and DuckDB take (a column `key`, `rank`).
 			r.syn("`"+t.raw+"`", t.off)
@@ -728,6 +734,54 @@ func (r *rewriter) rewriteFloorTo(i, j int) (int, *Error) {
 	}
 	r.syn(", '"+strings.ToUpper(r.toks[to+1].raw)+"')", r.toks[to].off)
 	return m + 1, nil
+}
+
+// userAggs are the aggregate functions TiDB does not parse as aggregates: it takes them as
+// plain calls, or FIRST_VALUE and LAST_VALUE (windowOnly) only as window functions.
+var userAggs = map[string]bool{"BOOL_AND": true, "BOOL_OR": true, "EVERY": true, "STRING_AGG": true,
+	"LISTAGG": true, "ANY_VALUE": true, "FIRST_VALUE": true, "LAST_VALUE": true}
+
+// windowOnly are the userAggs that are window functions when OVER follows the call.
+var windowOnly = map[string]bool{"FIRST_VALUE": true, "LAST_VALUE": true}
+
+// aggCarrier prefixes the name of an aggregate of userAggs in its carrier call, and
+// aggDistinct follows it when the call says DISTINCT.
+const (
+	aggCarrier  = "__sx_agg_"
+	aggDistinct = "distinct_"
+)
+
+// rewriteAggCall emits the aggregate call of userAggs at i, `f([DISTINCT] args)`, as the plain
+// call `__sx_agg_f(args)`, or `__sx_agg_distinct_f(args)`, which aggregateCalls turns into the
+// aggregate once parsed; it returns the index of the first argument. An ORDER BY among the
+// arguments is an error: the aggregates take their values in an order of their own (see
+// the binder), and a window (OVER) over any but FIRST_VALUE and LAST_VALUE is not supported.
+func (r *rewriter) rewriteAggCall(i int) (int, *Error) {
+	up := strings.ToUpper(r.toks[i].raw)
+	end := r.matchParen(i + 1)
+	if end < 0 {
+		return 0, r.errAt(i+1, "missing ) after %s(", up)
+	}
+	if r.at(end + 1).is("OVER") {
+		return 0, r.errAt(end+1, "%s is not supported as a window function (OVER)", up)
+	}
+	depth := 0
+	for k := i + 2; k < end; k++ {
+		switch u := r.toks[k]; {
+		case u.op("("):
+			depth++
+		case u.op(")"):
+			depth--
+		case depth == 0 && u.is("ORDER") && r.at(k+1).is("BY"):
+			return 0, r.errAt(k, "ORDER BY inside %s(...) is not supported: it takes the values in ascending order", up)
+		}
+	}
+	name, k := aggCarrier, i+2
+	if r.at(k).is("DISTINCT") {
+		name, k = name+aggDistinct, k+1
+	}
+	r.syn("`"+name+strings.ToLower(up)+"`(", r.toks[i].off)
+	return k, nil
 }
 
 // rewriteOffsetFetch emits standard SQL's `OFFSET n [ROW|ROWS] [FETCH {FIRST|NEXT} m

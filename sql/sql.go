@@ -395,7 +395,27 @@ func tidbParse(src, carrier string, m *posMap) (node ast.StmtNode, err *Error) {
 	if len(nodes) != 1 {
 		return nil, errAtOff(src, m.user(0), "expected exactly one statement")
 	}
+	nodes[0].Accept(aggregateCalls{}) // a statement stays itself: only its expressions change
 	return nodes[0], nil
+}
+
+// aggregateCalls turns the carrier calls of rewriteAggCall into the aggregates they stand
+// for: `__sx_agg_f(args)` into *ast.AggregateFuncExpr{F: "f", Args: args}, Distinct for
+// `__sx_agg_distinct_f`, at the call's position.
+type aggregateCalls struct{}
+
+func (aggregateCalls) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (aggregateCalls) Leave(n ast.Node) (ast.Node, bool) {
+	fc, ok := n.(*ast.FuncCallExpr)
+	if !ok || !strings.HasPrefix(fc.FnName.L, aggCarrier) {
+		return n, true
+	}
+	name := strings.TrimPrefix(fc.FnName.L, aggCarrier)
+	agg := &ast.AggregateFuncExpr{F: strings.TrimPrefix(name, aggDistinct), Args: fc.Args, Distinct: strings.HasPrefix(name, aggDistinct)}
+	agg.SetOriginTextPosition(fc.OriginTextPosition())
+	agg.SetText(nil, fc.Text())
+	return agg, true
 }
 
 // mapTiDBError turns TiDB's `line L column C near "<carrier rest>"...` into a
