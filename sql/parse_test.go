@@ -630,7 +630,7 @@ func TestFloorTo(t *testing.T) {
 // ORDER BY among their arguments, or OVER after any but FIRST_VALUE and LAST_VALUE, is an
 // error at its place.
 func TestAggregateCalls(t *testing.T) {
-	st := parseOne(t, "SELECT g, bool_and(b), EVERY(b), String_Agg(DISTINCT s, ','), listagg(s), first_value(x), last_value(x) OVER (ORDER BY x) FROM t GROUP BY g")
+	st := parseOne(t, "SELECT g, bool_and(b), EVERY(b), String_Agg(DISTINCT s, ','), listagg(s), first_value(x), last_value(x) OVER (ORDER BY x), first_value(x) IGNORE NULLS OVER (ORDER BY x) FROM t GROUP BY g")
 	var got []string
 	for _, n := range walk(st.Node) {
 		switch x := n.(type) {
@@ -646,7 +646,7 @@ func TestAggregateCalls(t *testing.T) {
 			got = append(got, "window "+x.Name)
 		}
 	}
-	want := []string{"bool_and", "every", "string_agg", "distinct", "listagg", "first_value", "window last_value"}
+	want := []string{"bool_and", "every", "string_agg", "distinct", "listagg", "first_value", "window last_value", "window first_value"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}

@@ -632,7 +632,7 @@ func (r *rewriter) rewriteRange(i, j int) *Error {
 				return err
 			}
 			k = nk
-		case userAggs[up] && next.op("(") && !(windowOnly[up] && r.at(r.matchParen(k+1)+1).is("OVER")):
+		case userAggs[up] && next.op("(") && !(windowOnly[up] && r.windowCall(k)):
 			nk, err := r.rewriteAggCall(k)
 			if err != nil {
 				return err
@@ -741,8 +741,20 @@ func (r *rewriter) rewriteFloorTo(i, j int) (int, *Error) {
 var userAggs = map[string]bool{"BOOL_AND": true, "BOOL_OR": true, "EVERY": true, "STRING_AGG": true,
 	"LISTAGG": true, "ANY_VALUE": true, "FIRST_VALUE": true, "LAST_VALUE": true}
 
-// windowOnly are the userAggs that are window functions when OVER follows the call.
+// windowOnly are the userAggs that are window functions when OVER follows the call (see
+// windowCall).
 var windowOnly = map[string]bool{"FIRST_VALUE": true, "LAST_VALUE": true}
+
+// windowCall reports whether the call at i is a window function's: OVER, or IGNORE or
+// RESPECT NULLS, follows it.
+func (r *rewriter) windowCall(i int) bool {
+	end := r.matchParen(i + 1)
+	if end < 0 {
+		return false
+	}
+	next := r.at(end + 1)
+	return next.is("OVER") || next.is("IGNORE") || next.is("RESPECT")
+}
 
 // aggCarrier prefixes the name of an aggregate of userAggs in its carrier call, and
 // aggDistinct follows it when the call says DISTINCT.
