@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -306,4 +307,118 @@ func TestSegmentLogDropSyncOffCrash(t *testing.T) {
 	if names, err := fs.List(fs.PathJoin("db", logDir)); err != nil || len(names) != 0 {
 		t.Fatalf("log files after reopening with the table dropped: %v %v", names, err)
 	}
+}
+
+// TestSegmentLogRecoversCommits: a batch with logged segments is durable through its commit
+// record alone; a crash that loses Pebble's unsynced WAL tail loses none of it (Open applies
+// the records), in order, after a restart too; a statement in flight (segments, no record),
+// a record whose segment is damaged (and all after it) and an aborted record are not
+// applied.
+func TestSegmentLogRecoversCommits(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	open := func(fs vfs.FS) *Store {
+		t.Helper()
+		if err := fs.MkdirAll("db", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openOn(fs, "db", true, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	commit := func(s *Store, seq uint64, n int) {
+		t.Helper()
+		b := s.NewBatch()
+		b.PutSegment(1, seq, segValue(seq, n))
+		b.PutMeta(fmt.Sprint("last/", seq%2), []byte(fmt.Sprint(seq)))
+		if err := s.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(s *Store, name, want string) {
+		t.Helper()
+		v, _, err := s.Meta(name)
+		if err != nil || string(v) != want {
+			t.Fatalf("meta %s: %q, %v; want %q", name, v, err, want)
+		}
+	}
+	s := open(fs)
+	commit(s, 1, logMin)
+	commit(s, 2, 10) // in Pebble: synced there, with what came before
+	commit(s, 3, logMin+1)
+	commit(s, 4, logMin+2)
+	// In flight: a segment appended, no commit record.
+	b := s.NewBatch()
+	b.PutSegment(1, 5, segValue(5, logMin))
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	b.Discard()
+	c := open(crashed)
+	all := map[uint64]int{1: logMin, 2: 10, 3: logMin + 1, 4: logMin + 2}
+	wantSegments(t, c, 1, all)
+	meta(c, "last/0", "4")
+	meta(c, "last/1", "3")
+	// Go on, crash again: the records after the recovered ones, in the new file, go in too.
+	commit(c, 6, logMin+3)
+	c2 := open(c.log.fs.(*vfs.MemFS).CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+	all[6] = logMin + 3
+	wantSegments(t, c2, 1, all)
+	meta(c2, "last/0", "6")
+	if err := c2.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A damaged segment: its record and those after it stay out.
+	commit(c, 7, logMin+4)
+	commit(c, 8, logMin+5)
+	damaged := c.log.fs.(*vfs.MemFS).CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+	names, err := damaged.List(damaged.PathJoin("db", logDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	last := damaged.PathJoin("db", logDir, names[len(names)-1])
+	f, err := damaged.OpenReadWrite(last, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Segment 7 is the file's second segment: past the first frame and its record.
+	ptr, _, err := c.get(segmentKey(prefixLogged, 1, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := decodeLogPtr(ptr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff, 0xff}, p.off+3); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d := open(damaged)
+	delete(all, 7)
+	wantSegments(t, d, 1, all)
+	meta(d, "last/0", "6")
+	d.Close()
+
+	// An aborted record (its Pebble batch failed) is skipped; the next goes in.
+	b = c.NewBatch()
+	b.PutSegment(1, 9, segValue(9, logMin))
+	c.logMu.Lock()
+	n := c.commits + 1
+	if err := c.log.commit(func(uint64, int64) []byte { return encodeCommit(n, b.logged, b.b.Repr()) }); err != nil {
+		t.Fatal(err)
+	}
+	c.commits = n
+	if err := c.log.abort(n); err != nil {
+		t.Fatal(err)
+	}
+	c.logMu.Unlock()
+	b.Discard()
+	commit(c, 10, logMin+6)
+	e := open(c.log.fs.(*vfs.MemFS).CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}))
+	defer e.Close()
+	all[7], all[8], all[10] = logMin+4, logMin+5, logMin+6
+	wantSegments(t, e, 1, all)
+	meta(e, "last/0", "10")
 }

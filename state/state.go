@@ -5,8 +5,10 @@
 //
 // Invariant: every write goes through one Pebble batch per statement, committed with a WAL
 // sync unless the database was opened with sync off, so a statement's writes are durable when
-// Commit returns and a crash applies all of them or none. The segment log is synced before
-// the batch holding its pointers commits, so a committed pointer never outlives its bytes.
+// Commit returns and a crash applies all of them or none. A batch with logged segments is
+// made durable by the segment log instead (seglog.go): its commit record is synced there with
+// its segments, whatever the sync setting, before the batch goes to Pebble, and Open applies
+// the records whose batch Pebble lost; so a committed pointer never outlives its bytes.
 package state
 
 import (
@@ -15,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,6 +34,9 @@ const (
 	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
 	prefixLogged  = "l/" // l/<table id><segment seq>: where a segment is in the segment log (seglog.go)
 	prefixMeta    = "m/" // m/<name>: engine metadata
+	// markerKey holds the last commit record applied (seglog.go): its counter, then the file
+	// and offset where it starts (uint64s, little-endian).
+	markerKey = "x/logcommit"
 )
 
 // Store is the Pebble database of one streamsql database.
@@ -38,6 +45,10 @@ type Store struct {
 	sync *pebble.WriteOptions
 	mem  bool // in memory: Checkpoint copies keys to disk
 	log  *segLog
+	// logMu orders the commits through the log: a commit record, then its batch applied;
+	// commits counts them (the marker's counter).
+	logMu   sync.Mutex
+	commits uint64
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -93,6 +104,10 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		wo = pebble.NoSync
 	}
 	s := &Store{db: db, sync: wo}
+	if err := s.recoverCommits(fs, path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	s.log, err = openLog(fs, path, syncWrites, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
@@ -114,6 +129,36 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// recoverCommits applies the commit records of the segment log whose batches Pebble lost
+// (seglog.go), makes them durable, and sets the store's counter of commits.
+func (s *Store) recoverCommits(fs vfs.FS, path string) error {
+	m, ok, err := s.get([]byte(markerKey))
+	if err != nil || !ok {
+		return err
+	}
+	if len(m) != 24 {
+		return errors.New("damaged segment log marker")
+	}
+	s.commits = binary.LittleEndian.Uint64(m)
+	file, off := binary.LittleEndian.Uint64(m[8:]), int64(binary.LittleEndian.Uint64(m[16:]))
+	l := &segLog{fs: fs, dir: fs.PathJoin(path, logDir), readers: map[uint64]vfs.File{}}
+	defer l.close()
+	applied := false
+	err = l.recoverCommits(s.commits, file, off, func(n uint64, repr []byte) error {
+		b := s.db.NewBatch()
+		defer b.Close()
+		if err := b.SetRepr(slices.Clone(repr)); err != nil {
+			return fmt.Errorf("segment log: commit record %d: %w", n, err)
+		}
+		applied, s.commits = true, n
+		return s.db.Apply(b, pebble.NoSync)
+	})
+	if err == nil && applied {
+		err = s.db.LogData(nil, pebble.Sync)
+	}
+	return err
 }
 
 // Close closes the store.
@@ -209,9 +254,10 @@ type Batch struct {
 // NewBatch starts a batch.
 func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
-// Commit applies the batch atomically (and durably, unless sync is off). The segment log is
-// synced first, whatever the sync setting: a pointer must never outlive its bytes, so that
-// a crash applies all of a statement or none of it.
+// Commit applies the batch atomically (and durably, unless sync is off). A batch with
+// logged segments commits through the segment log, which is synced whatever the sync
+// setting: a pointer must never outlive its bytes, so that a crash applies all of a
+// statement or none of it.
 func (s *Store) Commit(b *Batch) error {
 	defer b.b.Close()
 	if b.err != nil {
@@ -221,11 +267,42 @@ func (s *Store) Commit(b *Batch) error {
 		return nil
 	}
 	if len(b.logged) > 0 {
-		if err := s.log.sync(); err != nil {
-			return err
-		}
+		return s.commitLogged(b)
 	}
 	if err := b.b.Commit(s.sync); err != nil {
+		return err
+	}
+	s.log.committed(b.logged, b.freed)
+	return nil
+}
+
+// commitLogged commits a batch with logged segments through the segment log (seglog.go):
+// its commit record, synced, makes it durable; Pebble then takes it without a WAL sync.
+func (s *Store) commitLogged(b *Batch) error {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	n := s.commits + 1
+	err := s.log.commit(func(file uint64, off int64) []byte {
+		m := binary.LittleEndian.AppendUint64(nil, n)
+		m = binary.LittleEndian.AppendUint64(m, file)
+		m = binary.LittleEndian.AppendUint64(m, uint64(off))
+		_ = b.b.Set([]byte(markerKey), m, nil)
+		return encodeCommit(n, b.logged, b.b.Repr())
+	})
+	if err != nil {
+		return err
+	}
+	s.commits = n
+	wo := pebble.NoSync
+	if len(b.freed) > 0 {
+		// Files may go now (committed): the commit records they hold must not be needed,
+		// so every batch applied before is made durable in Pebble.
+		wo = s.sync
+	}
+	if err := b.b.Commit(wo); err != nil {
+		if aerr := s.log.abort(n); aerr != nil {
+			return fmt.Errorf("%w (and the segment log could not record it: %v; reopen the database)", err, aerr)
+		}
 		return err
 	}
 	s.log.committed(b.logged, b.freed)
