@@ -176,8 +176,8 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 	if err != nil {
 		return nil, buildErrorAt(s, err, fmt.Sprintf("materialized view %s cannot be maintained: ", s.Name))
 	}
-	if s.EmitOnClose && !hasWindowedAgg(node) {
-		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF)")
+	if s.EmitOnClose && !closesWindows(node) {
+		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE needs a window aggregate (GROUP BY window_start, window_end over a window TVF) or a window Top-N (PARTITION BY window_start, window_end)")
 	}
 	if t := v.rel.Untimed; s.EmitOnClose && t != "" {
 		return nil, s.ErrorAtPos(s.PosAfter(nil, "EMIT"), "EMIT ON WINDOW CLOSE would never emit: table %s has no WATERMARK, and the view's watermark is the least of its inputs'", t)
@@ -230,12 +230,21 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 	return v, nil
 }
 
-func hasWindowedAgg(n plan.Node) bool {
-	if a, ok := n.(*plan.Aggregate); ok && a.Window != nil {
-		return true
+// closesWindows reports whether the plan holds an operator that EMIT ON WINDOW CLOSE makes
+// emit once per complete window: a window aggregate or a window Top-N.
+func closesWindows(n plan.Node) bool {
+	switch x := n.(type) {
+	case *plan.Aggregate:
+		if x.Window != nil {
+			return true
+		}
+	case *plan.Rank:
+		if x.WindowEnd >= 0 {
+			return true
+		}
 	}
 	for _, c := range n.Children() {
-		if hasWindowedAgg(c) {
+		if closesWindows(c) {
 			return true
 		}
 	}

@@ -77,11 +77,14 @@ type Ranker struct {
 	Frame    *Frame    // nil: SQL's default frame
 	// Windowed marks a window Top-N: partition column WindowEnd holds window_end, and once a
 	// watermark W >= window_end - 1 arrives the partition cannot change and its state is freed.
-	Windowed  bool
-	WindowEnd int
-	Limit     int64
-	Batch     bool
-	Pos       Pos // where the function stands in the user's text: its errors say so
+	// EmitOnClose (EMIT ON WINDOW CLOSE) emits a partition's rows then, once, instead of its
+	// changes after each batch.
+	Windowed    bool
+	WindowEnd   int
+	EmitOnClose bool
+	Limit       int64
+	Batch       bool
+	Pos         Pos // where the function stands in the user's text: its errors say so
 	// Errs, when set, receives a value's data error (a SUM out of range, whose value is then
 	// NULL) instead of it failing the push: a view's other partitions go on (see HashAgg.Errs).
 	Errs RowErrors
@@ -110,7 +113,13 @@ func (r *Ranker) Push(_ int, m Msg) error {
 	}
 	switch m.Kind {
 	case MsgWatermark:
-		if r.Windowed && !r.Batch {
+		switch {
+		case r.Batch || !r.Windowed:
+		case r.EmitOnClose:
+			if err := r.emitComplete(m.Watermark); err != nil {
+				return err
+			}
+		default:
 			r.freeComplete(m.Watermark)
 		}
 		return r.Out.Emit(m)
@@ -145,10 +154,34 @@ func (r *Ranker) Push(_ int, m Msg) error {
 		}
 		p.dirty = true
 	}
-	if r.Batch {
+	if r.Batch || r.EmitOnClose {
 		return nil
 	}
 	return r.emit(false)
+}
+
+// emitComplete emits, with EMIT ON WINDOW CLOSE, the ranked rows of the partitions whose
+// window is complete at watermark w (in key order), and drops them.
+func (r *Ranker) emitComplete(w int64) error {
+	var keys []string
+	for k, p := range r.parts {
+		if end, ok := p.rows[0][r.WindowEnd].(int64); ok && end-1 <= w {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	outT := append(append([]types.T{}, r.Types...), r.ResultT)
+	for _, k := range keys {
+		cur, err := r.rank(r.parts[k], outT)
+		if err != nil {
+			return err
+		}
+		if err := r.Out.EmitBatch(cur); err != nil {
+			return err
+		}
+		r.drop(k)
+	}
+	return nil
 }
 
 // freeComplete drops the partitions whose window is complete at watermark w.

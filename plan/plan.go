@@ -169,10 +169,12 @@ type Rank struct {
 	Default  any
 	Frame    *exec.Frame // nil: SQL's default
 	// WindowEnd, when >= 0, is a PARTITION BY column holding a window's end (window Top-N):
-	// a partition is complete, and freed, once the watermark passes it.
-	WindowEnd int
-	Pos       exec.Pos // the function's place, for its errors
-	cols      []Col
+	// a partition is complete, and freed, once the watermark passes it. EmitOnClose (EMIT ON
+	// WINDOW CLOSE) then emits a partition's rows once, when it is complete.
+	WindowEnd   int
+	EmitOnClose bool
+	Pos         exec.Pos // the function's place, for its errors
+	cols        []Col
 }
 
 // Expand copies each row once per grouping set for the Aggregate above it (exec.Expand):
@@ -401,6 +403,9 @@ func (n *Rank) explain() string {
 			kind = "RANGE"
 		}
 		text += fmt.Sprintf(" frame=%s BETWEEN %s AND %s", kind, boundText(f.Start), boundText(f.End))
+	}
+	if n.EmitOnClose {
+		text += " (emit on window close)"
 	}
 	return text
 }

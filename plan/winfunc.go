@@ -122,6 +122,7 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 		for _, c := range r.PartCols {
 			if isWindowEnd(partSrc, c) {
 				r.WindowEnd = c
+				r.EmitOnClose = b.Stmt != nil && b.Stmt.EmitOnClose
 			}
 		}
 		input = partSrc
@@ -344,12 +345,15 @@ func (b *Binder) windowArgs(w *ast.WindowFuncExpr, r *Rank, add func(ast.ExprNod
 	return t, nil
 }
 
-// isWindowEnd reports whether column col of n is the window_end key of a windowed
-// aggregate (through filters, projections and other window functions).
+// isWindowEnd reports whether column col of n is the window_end of a window TVF or the
+// window_end key of a windowed aggregate (through filters, projections and other window
+// functions): a window whose end the watermark passed takes no more rows.
 func isWindowEnd(n Node, col int) bool {
 	for {
 		n, col = origin(n, col)
 		switch x := n.(type) {
+		case *Window:
+			return col == len(x.Input.Schema())+1 // after window_start
 		case *Aggregate:
 			return x.Window != nil && col == x.Window.EndKey
 		case *Rank:
