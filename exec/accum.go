@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -40,8 +41,9 @@ func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
 // newAccumulator returns the accumulator of a; counts are the groups' row counts (the sums
 // of their rows' weights), which COUNT(*) reads instead of keeping its own.
 // COUNT, SUM and AVG with DISTINCT take distinctAcc; STRING_AGG keeps DISTINCT itself, and it
-// changes nothing to the others (MIN, MAX, BOOL_AND, ...), which keep no count of a value's
-// copies.
+// changes nothing to the others (MIN, MAX, BOOL_AND, FIRST_VALUE, ...), whose results do not
+// depend on how many copies of a value a group holds. retract says whether the input can
+// retract rows.
 func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 	if a.Distinct && (a.Fn == AggCount || a.Fn == AggSum || a.Fn == AggAvg) {
 		return &distinctAcc{spec: a}
@@ -53,8 +55,8 @@ func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 		return &countAcc{}
 	case AggBoolAnd, AggBoolOr:
 		return &boolAcc{or: a.Fn == AggBoolOr}
-	case AggStringAgg:
-		return &stringAggAcc{sep: a.Sep, distinct: a.Distinct}
+	case AggStringAgg, AggFirstValue, AggLastValue:
+		return &arrivalAcc{fn: a.Fn, sep: a.Sep, distinct: a.Distinct, retract: retract}
 	case AggVarPop, AggVarSamp, AggStddevPop, AggStddevSamp:
 		acc := &momentAcc{fn: a.Fn, scale: 1, exact: a.In.Phys() == types.PhysInt64}
 		if a.In.Kind == types.Decimal {
@@ -70,9 +72,9 @@ func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 		}
 		return &intSumAcc{avg: a.Fn == AggAvg}
 	}
-	// MIN and MAX; FIRST_VALUE and ANY_VALUE are the least value, LAST_VALUE the greatest (see
-	// stringAggAcc for why not the first and last rows).
-	return &extremeAcc{max: a.Fn == AggMax || a.Fn == AggLastValue, retract: retract}
+	// MIN and MAX; ANY_VALUE, which may be any of the group's values, is the least (an order
+	// of the values held alone, the same for a batch and a view under any changes).
+	return &extremeAcc{max: a.Fn == AggMax, retract: retract}
 }
 
 // countStarAcc is COUNT(*): the group's row count, which the aggregate keeps anyway.
@@ -695,84 +697,223 @@ func (a *boolAcc) reset(g int32)                            { a.n[g] = boolCount
 func (a *boolAcc) save(w *StateWriter, g int32)             { w.Int(a.n[g].t); w.Int(a.n[g].f) }
 func (a *boolAcc) load(r *StateReader, g int32)             { a.n[g] = boolCounts{t: r.Int(), f: r.Int()} }
 
-// stringAggAcc is STRING_AGG and LISTAGG: a group's multiset of non-NULL strings, concatenated
-// in ascending (byte) order, each as often as the group holds it (once with DISTINCT), with
-// sep between; NULL while it holds none.
+// arrivalAcc is STRING_AGG and LISTAGG, FIRST_VALUE and LAST_VALUE: the aggregates of a
+// group's non-NULL values in arrival order, the order in which their rows reach the
+// aggregate (a batch query's scan reads a table's rows in acceptance order; a view gets its
+// changes in the order they were made, its backfill first). STRING_AGG concatenates the
+// values in that order with sep between (each value once with DISTINCT, where its oldest
+// live copy stands); FIRST_VALUE is the first value and LAST_VALUE the last, as in Flink;
+// each is NULL while the group holds no non-NULL value.
 //
-// The order is the values', not the rows' arrival order (Flink's): a retraction names a value,
-// not which of its copies leaves, so the arrival order of the rows held is not known after
-// one, and a view could not equal its query run as a batch. An order that depends only on the
-// values held is the same for a batch, a view under any changes, and a view restored from a
-// checkpoint or spilled. For the same reason FIRST_VALUE and ANY_VALUE are the least value
-// and LAST_VALUE the greatest.
-type stringAggAcc struct {
+// A retraction names a value, not which of its copies leaves: it takes the oldest live copy
+// (with weight w, the w oldest). With distinct values, or without retractions, the order is
+// exactly the rows' arrival order; with retracted duplicates, equal values may stand where
+// their other copies arrived.
+//
+// Without retractions (Retract false: a batch query) FIRST_VALUE keeps only its first value
+// and LAST_VALUE its last; otherwise every live value is kept (see arrivals).
+type arrivalAcc struct {
+	fn       AggFunc // AggStringAgg, AggFirstValue or AggLastValue
 	sep      string
 	distinct bool
-	multisets
+	retract  bool
+	lists    []arrivals
 }
 
-func (s *stringAggAcc) result(g int32) any {
-	set := s.sets[g]
-	if len(set) == 0 {
+// arrivals are a group's live values in arrival order, numbered by arrival (seq).
+//
+// Invariants: vals is in ascending seq order, every seq below next; an entry whose v is nil is
+// a tombstone (a retracted value: NULLs are never kept), dead counts them, neither end of vals
+// is one, and dead <= len(vals)/2 (more are compacted away), so memory is bounded by the live
+// values. With retractions, copies lists, for each live value (multisetKey), the seqs of its
+// live copies, oldest first.
+type arrivals struct {
+	vals   []arrival
+	dead   int
+	next   int64
+	copies map[any][]int64
+}
+
+// arrival is one value of arrivals and its seq.
+type arrival struct {
+	seq int64
+	v   any
+}
+
+func (a *arrivalAcc) grow(g int) {
+	for len(a.lists) < g {
+		a.lists = append(a.lists, arrivals{})
+	}
+}
+
+func (a *arrivalAcc) reset(g int32) { a.lists[g] = arrivals{} }
+
+func (a *arrivalAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	for i, g := range gids {
+		a.add(g, col, b, i)
+	}
+	return nil
+}
+
+// add applies row i of col and b to group g.
+func (a *arrivalAcc) add(g int32, col arrow.Array, b *Batch, i int) {
+	if col.IsNull(i) {
+		return
+	}
+	l := &a.lists[g]
+	w := b.Weight(i)
+	if w < 0 {
+		if a.retract {
+			l.retract(Value(col, i), -w)
+		}
+		return
+	}
+	v := Value(col, i)
+	if !a.retract && a.fn != AggStringAgg {
+		// Only the first value, or the last, counts.
+		if a.fn == AggLastValue || len(l.vals) == 0 {
+			l.vals = append(l.vals[:0], arrival{v: v})
+		}
+		return
+	}
+	for ; w > 0; w-- {
+		l.push(v, a.retract)
+	}
+}
+
+// push appends value v; copies tracks it when the input can retract.
+func (l *arrivals) push(v any, retract bool) {
+	l.vals = append(l.vals, arrival{seq: l.next, v: v})
+	if retract {
+		if l.copies == nil {
+			l.copies = map[any][]int64{}
+		}
+		k := multisetKey(v)
+		l.copies[k] = append(l.copies[k], l.next)
+	}
+	l.next++
+}
+
+// retract takes out the n oldest live copies of v (as many as there are: a retraction of a
+// value the group does not hold, which only a TTL's forgotten rows bring about, changes
+// nothing).
+func (l *arrivals) retract(v any, n int64) {
+	k := multisetKey(v)
+	seqs := l.copies[k]
+	for ; n > 0 && len(seqs) > 0; n-- {
+		j, _ := slices.BinarySearchFunc(l.vals, seqs[0], func(e arrival, seq int64) int { return cmp.Compare(e.seq, seq) })
+		l.vals[j].v = nil
+		l.dead++
+		seqs = seqs[1:]
+	}
+	if len(seqs) == 0 {
+		delete(l.copies, k)
+	} else {
+		l.copies[k] = seqs
+	}
+	for len(l.vals) > 0 && l.vals[0].v == nil {
+		l.vals, l.dead = l.vals[1:], l.dead-1
+	}
+	for len(l.vals) > 0 && l.vals[len(l.vals)-1].v == nil {
+		l.vals, l.dead = l.vals[:len(l.vals)-1], l.dead-1
+	}
+	if l.dead > len(l.vals)/2 {
+		live := make([]arrival, 0, len(l.vals)-l.dead)
+		for _, e := range l.vals {
+			if e.v != nil {
+				live = append(live, e)
+			}
+		}
+		l.vals, l.dead = live, 0
+	}
+}
+
+func (a *arrivalAcc) result(g int32) any {
+	vals := a.lists[g].vals
+	if len(vals) == 0 {
 		return nil
 	}
-	vals := make([]string, 0, len(set))
-	for k := range set {
-		vals = append(vals, k.(string))
+	switch a.fn {
+	case AggFirstValue:
+		return vals[0].v
+	case AggLastValue:
+		return vals[len(vals)-1].v
 	}
-	slices.Sort(vals)
+	var seen map[string]bool
+	if a.distinct {
+		seen = map[string]bool{}
+	}
 	var sb strings.Builder
-	for i, v := range vals {
-		n := set[v]
-		if s.distinct {
-			n = 1
+	first := true
+	for _, e := range vals {
+		s, ok := e.v.(string)
+		if !ok || seen[s] { // a tombstone, or (DISTINCT) a value already written
+			continue
 		}
-		for j := int64(0); j < n; j++ {
-			if i > 0 || j > 0 {
-				sb.WriteString(s.sep)
-			}
-			sb.WriteString(v)
+		if seen != nil {
+			seen[s] = true
 		}
+		if !first {
+			sb.WriteString(a.sep)
+		}
+		sb.WriteString(s)
+		first = false
 	}
 	return sb.String()
 }
 
-func (s *stringAggAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(s, gs, t) }
+func (a *arrivalAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(a, gs, t) }
 
-// multisets keeps, per group, the multiset of the non-NULL values: value -> weight, no entry
-// at 0 or below (below zero: a retraction of a value the group never held, which only a
-// TTL's forgotten rows bring about; the group holds none of it).
-type multisets struct{ sets []map[any]int64 }
-
-func (m *multisets) grow(g int) {
-	for len(m.sets) < g {
-		m.sets = append(m.sets, map[any]int64{})
+// save writes group g's live values in arrival order; load numbers them anew from 0, which
+// keeps their order and every later arrival's seq above theirs.
+func (a *arrivalAcc) save(w *StateWriter, g int32) {
+	l := &a.lists[g]
+	w.Int(int64(len(l.vals) - l.dead))
+	for _, e := range l.vals {
+		if e.v != nil {
+			w.Value(e.v)
+		}
 	}
 }
 
-func (m *multisets) update(gids []int32, col arrow.Array, b *Batch) error {
+func (a *arrivalAcc) load(r *StateReader, g int32) {
+	n := r.Len()
+	l := arrivals{vals: make([]arrival, 0, max(n, 0))}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		l.push(r.Value(), a.retract)
+	}
+	a.lists[g] = l
+}
+
+// distinctAcc is COUNT, SUM or AVG of the distinct non-NULL values.
+type distinctAcc struct {
+	spec AggSpec
+	sets []map[any]int64
+	err  error // a SUM out of range (see intSumAcc)
+}
+
+func (d *distinctAcc) grow(g int) {
+	for len(d.sets) < g {
+		d.sets = append(d.sets, map[any]int64{})
+	}
+}
+
+func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	for i, g := range gids {
 		if col.IsNull(i) {
 			continue
 		}
 		k := multisetKey(Value(col, i))
-		if m.sets[g][k] += b.Weight(i); m.sets[g][k] <= 0 {
-			delete(m.sets[g], k)
+		// (Below zero: a retraction of a value the group never held, which only a TTL's
+		// forgotten rows bring about; the group holds none of it.)
+		if d.sets[g][k] += b.Weight(i); d.sets[g][k] <= 0 {
+			delete(d.sets[g], k)
 		}
 	}
 	return nil
 }
 
-func (m *multisets) reset(g int32)                { m.sets[g] = map[any]int64{} }
-func (m *multisets) save(w *StateWriter, g int32) { saveMultiset(w, m.sets[g]) }
-func (m *multisets) load(r *StateReader, g int32) { m.sets[g] = loadMultiset(r) }
-
-// distinctAcc is COUNT, SUM or AVG of the distinct non-NULL values.
-type distinctAcc struct {
-	spec AggSpec
-	multisets
-	err error // a SUM out of range (see intSumAcc)
-}
+func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
 
 func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
 
@@ -852,6 +993,8 @@ func (e *extremeAcc) load(r *StateReader, g int32) {
 		e.multi[g] = m
 	}
 }
+func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
+func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
 
 // A multiset of values is a map from value to count; NaN, which is not equal to itself,
 // is kept as nanKey.

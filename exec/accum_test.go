@@ -11,10 +11,11 @@ import (
 )
 
 // TestBoolAndStringAggUnderRetractions drives BOOL_AND, BOOL_OR, STRING_AGG (with and
-// without DISTINCT), FIRST_VALUE and LAST_VALUE with random insertions and retractions (of
-// rows present, duplicates and NULLs included) and checks every group's row against the
-// values it holds; a third of the way the aggregate spills, two thirds of the way it is
-// restored from a checkpoint into a new one.
+// without DISTINCT), FIRST_VALUE and LAST_VALUE with random insertions (some of weight 2)
+// and retractions (of rows present, duplicates and NULLs included) and checks every group's
+// row against a model of what it holds: its strings in arrival order, a retraction taking out
+// the oldest copy of its value. A third of the way the aggregate spills, two thirds of the
+// way it is restored from a checkpoint into a new one: the order survives both.
 func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	ts := []types.T{types.TBigInt, types.TBool, types.TVarchar}
@@ -25,7 +26,8 @@ func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 	h := &HashAgg{Keys: []int{0}, KeyT: ts[:1], Aggs: specs, Retract: true, Out: Output{Op: out}}
 	store := mapStore{}
 	h.Attach(store)
-	held := map[int64][][]any{} // group -> rows held
+	held := map[int64][][]any{}  // group -> rows held (a row of weight 2 twice)
+	strs := map[int64][]string{} // group -> its non-NULL strings in arrival order
 	for step := 0; step < 300; step++ {
 		switch step {
 		case 100:
@@ -39,8 +41,13 @@ func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 			g := rng.Int64N(4)
 			if rs := held[g]; len(rs) > 0 && rng.IntN(2) == 0 {
 				j := rng.IntN(len(rs))
-				rows, ws = append(rows, rs[j]), append(ws, -1)
+				r := rs[j]
+				rows, ws = append(rows, r), append(ws, -1)
 				held[g] = slices.Delete(rs, j, j+1)
+				if s, ok := r[2].(string); ok {
+					k := slices.Index(strs[g], s) // the oldest copy leaves
+					strs[g] = slices.Delete(strs[g], k, k+1)
+				}
 				continue
 			}
 			row := []any{g, nil, nil}
@@ -48,10 +55,16 @@ func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 				row[1] = rng.IntN(3) > 0
 			}
 			if rng.IntN(5) > 0 {
-				row[2] = []string{"", "a", "b", "ab"}[rng.IntN(4)]
+				row[2] = []string{"", "a", "b", "ab", "c", "d"}[rng.IntN(6)]
 			}
-			rows, ws = append(rows, row), append(ws, 1)
-			held[g] = append(held[g], row)
+			w := int64(1 + rng.IntN(4)/3)
+			rows, ws = append(rows, row), append(ws, w)
+			for ; w > 0; w-- {
+				held[g] = append(held[g], row)
+				if s, ok := row[2].(string); ok {
+					strs[g] = append(strs[g], s)
+				}
+			}
 		}
 		b := RowsToBatch(rows, ts)
 		b.W = ws
@@ -61,7 +74,7 @@ func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 		want := liveCounts{}
 		for g, rs := range held {
 			if len(rs) > 0 {
-				want[fmt.Sprint(expectedRow(g, rs))] = 1
+				want[fmt.Sprint(expectedRow(g, rs, strs[g]))] = 1
 			}
 		}
 		if fmt.Sprint(map[string]int64(out)) != fmt.Sprint(map[string]int64(want)) {
@@ -70,16 +83,13 @@ func TestBoolAndStringAggUnderRetractions(t *testing.T) {
 	}
 }
 
-// expectedRow is group g's row over rows rs, worked out directly.
-func expectedRow(g int64, rs [][]any) []any {
+// expectedRow is group g's row over rows rs, whose non-NULL strings are strs in arrival
+// order, worked out directly.
+func expectedRow(g int64, rs [][]any, strs []string) []any {
 	var bools []bool
-	var strs []string
 	for _, r := range rs {
 		if r[1] != nil {
 			bools = append(bools, r[1].(bool))
-		}
-		if r[2] != nil {
-			strs = append(strs, r[2].(string))
 		}
 	}
 	row := []any{g, nil, nil, nil, nil, nil, nil}
@@ -87,11 +97,38 @@ func expectedRow(g int64, rs [][]any) []any {
 		row[1], row[2] = !slices.Contains(bools, false), slices.Contains(bools, true)
 	}
 	if len(strs) > 0 {
-		slices.Sort(strs)
-		row[3], row[4] = strings.Join(strs, ","), strings.Join(slices.Compact(slices.Clone(strs)), "")
+		var distinct []string
+		for _, s := range strs {
+			if !slices.Contains(distinct, s) {
+				distinct = append(distinct, s)
+			}
+		}
+		row[3], row[4] = strings.Join(strs, ","), strings.Join(distinct, "")
 		row[5], row[6] = strs[0], strs[len(strs)-1]
 	}
 	return row
+}
+
+// TestArrivalOrderWithoutRetractions: in a batch query (no retractions) STRING_AGG follows
+// arrival order, FIRST_VALUE keeps the first non-NULL value and LAST_VALUE the last.
+func TestArrivalOrderWithoutRetractions(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TVarchar}
+	specs := []AggSpec{{Fn: AggStringAgg, Arg: 1, In: types.TVarchar, Sep: "-"},
+		{Fn: AggFirstValue, Arg: 1, In: types.TVarchar}, {Fn: AggLastValue, Arg: 1, In: types.TVarchar}}
+	coll := &Collector{Types: []types.T{types.TBigInt, types.TVarchar, types.TVarchar, types.TVarchar}}
+	h := &HashAgg{Keys: []int{0}, KeyT: ts[:1], Aggs: specs, Batch: true, Out: Output{Op: coll}}
+	for _, rows := range [][][]any{{{int64(1), nil}, {int64(1), "5"}, {int64(2), "3"}}, {{int64(1), "2"}, {int64(1), nil}, {int64(1), "5"}}} {
+		if err := h.Push(0, Msg{Kind: MsgBatch, Batch: RowsToBatch(rows, ts)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Push(0, Msg{Kind: MsgEnd}); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(coll.Rows())
+	if want := "[[1 5-2-5 5 5] [2 3 3 3]]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
 }
 
 // restored is a new aggregate of h's plan restored from h's checkpoint in store.

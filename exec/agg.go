@@ -48,6 +48,13 @@ type AggSpec struct {
 	Sep      string // STRING_AGG's separator
 }
 
+// InArrivalOrder reports whether the aggregate's result depends on the order its rows arrive
+// in (STRING_AGG, FIRST_VALUE, LAST_VALUE: see arrivalAcc), so that no operator before it
+// may reorder them.
+func (a AggSpec) InArrivalOrder() bool {
+	return a.Fn == AggStringAgg || a.Fn == AggFirstValue || a.Fn == AggLastValue
+}
+
 // ResultType is the type of the aggregate's result (SPEC.md §2: COUNT and SUM of integers
 // are BIGINT, AVG is DOUBLE; variances and standard deviations are DOUBLE; BOOL_AND and
 // BOOL_OR are BOOLEAN, STRING_AGG VARCHAR).

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/sql"
@@ -72,6 +73,9 @@ type builder struct {
 	// window_start and window_end keys, through projections of columns (window.Assign's
 	// RunsOnly).
 	runsOnly map[*Window]bool
+	// inOrder holds those of them whose aggregate needs its rows in arrival order
+	// (window.Assign's InOrder).
+	inOrder map[*Window]bool
 }
 
 // stateful records a stateful operator and returns it as an output.
@@ -125,10 +129,11 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			h.Windowed, h.WindowEnd, h.WindowStart, h.EmitOnClose = true, x.Window.EndKey, x.Window.StartKey, x.Window.EmitOnClose
 			if w := windowOf(x.Input); w != nil {
 				if bd.aggregated == nil {
-					bd.aggregated, bd.runsOnly = map[*Window]bool{}, map[*Window]bool{}
+					bd.aggregated, bd.runsOnly, bd.inOrder = map[*Window]bool{}, map[*Window]bool{}, map[*Window]bool{}
 				}
 				bd.aggregated[w] = true
 				bd.runsOnly[w] = windowKeysOnly(x, w)
+				bd.inOrder[w] = slices.ContainsFunc(x.Aggs, exec.AggSpec.InArrivalOrder)
 			}
 		}
 		return bd.build(x.Input, bd.stateful(h, 0))
@@ -137,7 +142,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 			return &sql.Error{Line: x.TVF.Pos.Line, Col: x.TVF.Pos.Col, Msg: "SESSION windows are only supported under GROUP BY window_start, window_end"}
 		}
 		a := &window.Assign{Spec: window.Spec{Kind: x.TVF.Kind, Args: x.TVF.Args}, TimeCol: x.TimeCol, Types: Types(x.Input.Schema()),
-			Reuse: bd.aggregated[x], RunsOnly: bd.runsOnly[x], Out: out}
+			Reuse: bd.aggregated[x], RunsOnly: bd.runsOnly[x], InOrder: bd.inOrder[x], Out: out}
 		if bd.opt.Late != nil {
 			a.Late = bd.opt.Late(lateTable(x), x.Input.Schema())
 		}

@@ -651,7 +651,7 @@ func TestAggregateCalls(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for q, msg := range map[string]string{
-		"SELECT listagg(s, ';' ORDER BY s) FROM t":       "ORDER BY inside LISTAGG(...) is not supported: it takes the values in ascending order at line 1, column 23",
+		"SELECT listagg(s, ';' ORDER BY s) FROM t":       "ORDER BY inside LISTAGG(...) is not supported: it takes the values in arrival order at line 1, column 23",
 		"SELECT bool_or(b) OVER (PARTITION BY g) FROM t": "BOOL_OR is not supported as a window function (OVER) at line 1, column 19",
 		"SELECT any_value(x) OVER () FROM t":             "ANY_VALUE is not supported as a window function (OVER) at line 1, column 21",
 	} {

@@ -766,8 +766,8 @@ const (
 // rewriteAggCall emits the aggregate call of userAggs at i, `f([DISTINCT] args)`, as the plain
 // call `__sx_agg_f(args)`, or `__sx_agg_distinct_f(args)`, which aggregateCalls turns into the
 // aggregate once parsed; it returns the index of the first argument. An ORDER BY among the
-// arguments is an error: the aggregates take their values in an order of their own (see
-// the binder), and a window (OVER) over any but FIRST_VALUE and LAST_VALUE is not supported.
+// arguments is an error: the aggregates take their values in arrival order (see exec's
+// arrivalAcc), and a window (OVER) over any but FIRST_VALUE and LAST_VALUE is not supported.
 func (r *rewriter) rewriteAggCall(i int) (int, *Error) {
 	up := strings.ToUpper(r.toks[i].raw)
 	end := r.matchParen(i + 1)
@@ -785,7 +785,7 @@ func (r *rewriter) rewriteAggCall(i int) (int, *Error) {
 		case u.op(")"):
 			depth--
 		case depth == 0 && u.is("ORDER") && r.at(k+1).is("BY"):
-			return 0, r.errAt(k, "ORDER BY inside %s(...) is not supported: it takes the values in ascending order", up)
+			return 0, r.errAt(k, "ORDER BY inside %s(...) is not supported: it takes the values in arrival order", up)
 		}
 	}
 	name, k := aggCarrier, i+2

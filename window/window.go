@@ -84,8 +84,12 @@ type Assign struct {
 	// and window_end keys, through projections of columns: TUMBLE's fast path then passes
 	// the windows as the batch's Runs, and the columns without values (exec.Batch.Runs).
 	RunsOnly bool
-	slab     []int64
-	buf      [][2]int64
+	// InOrder is set when the aggregate's results depend on the order of its rows (exec's
+	// AggSpec.InArrivalOrder): a row's windows then follow each other, row by row, never lane
+	// by lane (byLane, hop, hopRuns), so that every window gets its rows in arrival order.
+	InOrder bool
+	slab    []int64
+	buf     [][2]int64
 	// w is the last watermark received: the lateness reference for rows that carry none
 	// (the output of a temporal join or a ranking). It is state (SaveState): restored
 	// without it, such a row replayed before the first watermark after the checkpoint (a
@@ -131,7 +135,8 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			return a.Out.EmitBatch(out)
 		}
 	}
-	if a.Spec.Kind == sql.Hop && a.Reuse && tcol.NullN() == 0 {
+	laned := a.Reuse && !a.InOrder // the output may go lane by lane
+	if a.Spec.Kind == sql.Hop && laned && tcol.NullN() == 0 {
 		if a.RunsOnly {
 			if out, ok := a.hopRuns(b, ts); ok {
 				return a.Out.EmitBatch(out)
@@ -147,7 +152,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 	}
 	idx := make([]int32, 0, b.N*perRow)
 	starts, ends := make([]int64, 0, b.N*perRow), make([]int64, 0, b.N*perRow)
-	var lanes []int32 // with Reuse: each output row's place among its row's windows
+	var lanes []int32 // when laned: each output row's place among its row's windows
 	for i := 0; i < b.N; i++ {
 		wm := a.rowWatermark(b, i)
 		if tcol.IsNull(i) {
@@ -166,7 +171,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			idx = append(idx, int32(i))
 			starts = append(starts, w[0])
 			ends = append(ends, w[1])
-			if a.Reuse && perRow > 1 {
+			if laned && perRow > 1 {
 				lanes = append(lanes, int32(k))
 			}
 		}
@@ -192,9 +197,9 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 // byLane reorders the output rows lane by lane — every row's newest window, then every row's
 // second newest, ... — keeping the input order within a lane. An aggregate then sees long
 // runs of one window (consecutive rows share their k-th window) instead of a row's windows in
-// turn. It is done only for an aggregate (Reuse), whose result does not depend on row order
-// (and which stamps its changes with the least and greatest watermark of a group's rows, not
-// the first and last row's).
+// turn. It is done only for an aggregate (Reuse) whose result does not depend on row order
+// (not InOrder; it stamps its changes with the least and greatest watermark of a group's
+// rows, not the first and last row's).
 func byLane(lanes []int32, n int, idx []int32, starts, ends []int64) ([]int32, []int64, []int64) {
 	at := make([]int, n+1) // where each lane starts in the output
 	for _, k := range lanes {
@@ -212,9 +217,9 @@ func byLane(lanes []int32, n int, idx []int32, starts, ends []int64) ([]int32, [
 	return idx2, starts2, ends2
 }
 
-// hop is the fast path of HOP for an aggregate (Reuse) when no row of b is late: the output
-// is in lanes (see byLane), each lane's windows computed once per run of rows in one slide.
-// A row skips the windows complete before it, as in Push.
+// hop is the fast path of HOP for an aggregate (Reuse, not InOrder) when no row of b is late:
+// the output is in lanes (see byLane), each lane's windows computed once per run of rows in
+// one slide. A row skips the windows complete before it, as in Push.
 func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	slide, size, n := a.Spec.Args[0], a.Spec.Args[1], b.N
 	lanes := int(size / slide)
