@@ -35,8 +35,9 @@ const ckptKey = "ckpt"
 // their tables, as when no checkpoint covers them. 10: a window's assignment and a SESSION
 // window keep the last watermark they received (the lateness reference for rows carrying
 // none): a view's operator states, and the numbers its keyed state is stored under, differ
-// from 9's.
-const ckptFormat = 10
+// from 9's. 11: STRING_AGG, FIRST_VALUE and LAST_VALUE keep a group's values in arrival
+// order (10's kept their multiset, or the least or greatest value, as MIN and MAX do).
+const ckptFormat = 11
 
 type checkpointInfo struct {
 	id     int64

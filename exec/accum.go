@@ -750,35 +750,27 @@ func (a *arrivalAcc) reset(g int32) { a.lists[g] = arrivals{} }
 
 func (a *arrivalAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	for i, g := range gids {
-		a.add(g, col, b, i)
+		if col.IsNull(i) {
+			continue
+		}
+		l, v, w := &a.lists[g], Value(col, i), b.Weight(i)
+		switch {
+		case w < 0:
+			if a.retract {
+				l.retract(v, -w)
+			}
+		case !a.retract && a.fn != AggStringAgg:
+			// Only the first value, or the last, counts.
+			if a.fn == AggLastValue || len(l.vals) == 0 {
+				l.vals = append(l.vals[:0], arrival{v: v})
+			}
+		default:
+			for ; w > 0; w-- {
+				l.push(v, a.retract)
+			}
+		}
 	}
 	return nil
-}
-
-// add applies row i of col and b to group g.
-func (a *arrivalAcc) add(g int32, col arrow.Array, b *Batch, i int) {
-	if col.IsNull(i) {
-		return
-	}
-	l := &a.lists[g]
-	w := b.Weight(i)
-	if w < 0 {
-		if a.retract {
-			l.retract(Value(col, i), -w)
-		}
-		return
-	}
-	v := Value(col, i)
-	if !a.retract && a.fn != AggStringAgg {
-		// Only the first value, or the last, counts.
-		if a.fn == AggLastValue || len(l.vals) == 0 {
-			l.vals = append(l.vals[:0], arrival{v: v})
-		}
-		return
-	}
-	for ; w > 0; w-- {
-		l.push(v, a.retract)
-	}
 }
 
 // push appends value v; copies tracks it when the input can retract.
