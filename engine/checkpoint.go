@@ -65,11 +65,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	}
 	start := time.Now()
 	seq, wms := e.seq.Last(), map[*tableObj]int64{}
-	// The queue cannot change here: writers hold mu, and the worker takes it holding flow
-	// (drained, it is empty and stays so).
-	e.qmu.Lock()
-	queued := len(e.queue) > 0
-	if queued {
+	if len(e.queue) > 0 {
 		seq = e.queue[0].from
 		for _, q := range e.queue {
 			if _, ok := wms[q.t]; !ok {
@@ -77,7 +73,6 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 			}
 		}
 	}
-	e.qmu.Unlock()
 	wb := e.store.NewBatch()
 	wb.DeleteMetaPrefix("ckpt/view/")
 	info := &checkpointInfo{id: e.ckptID + 1, seq: seq, at: start, reason: reason,
@@ -136,7 +131,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 		done()
 	}
 	info.bytes, info.took = total, time.Since(start)
-	e.ckpt, e.ckptID, e.dirty = info, info.id, queued
+	e.ckpt, e.ckptID, e.dirty = info, info.id, len(e.queue) > 0
 	e.ckpts = append(e.ckpts, info)
 	if len(e.ckpts) > 100 {
 		e.ckpts = e.ckpts[1:]

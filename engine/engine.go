@@ -102,9 +102,8 @@ type Engine struct {
 	queuedRows int
 	commitFrom uint64     // the sequence number before the last commit's segments
 	flow       sync.Mutex // see ingest.go
-	qmu        sync.Mutex // see ingest.go
-	ingest     *sync.Cond // on qmu: signalled when a change is queued
-	room       *sync.Cond // on qmu: signalled when the worker takes from the queue (awaitRoom)
+	ingest     *sync.Cond
+	room       *sync.Cond // signalled when the worker takes from the queue (awaitRoom)
 	ingestDone chan struct{}
 	ingestErr  error
 }
@@ -132,8 +131,8 @@ func Open(opts Options) (*Engine, error) {
 	if opts.SplitSeed != 0 {
 		e.split = rand.New(rand.NewSource(opts.SplitSeed))
 	}
-	e.ingest = sync.NewCond(&e.qmu)
-	e.room = sync.NewCond(&e.qmu)
+	e.ingest = sync.NewCond(&e.mu)
+	e.room = sync.NewCond(&e.mu)
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
@@ -259,11 +258,9 @@ func (e *Engine) Close() error {
 		// A clean close leaves a checkpoint, so the next Open replays nothing.
 		_ = e.checkpoint("close")
 	}
-	e.qmu.Lock()
 	e.closed = true
 	e.ingest.Broadcast()
 	e.room.Broadcast()
-	e.qmu.Unlock()
 	e.mu.Unlock()
 	<-e.ingestDone
 	e.mu.Lock()

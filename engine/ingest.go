@@ -20,16 +20,13 @@ import (
 // delivers on the other; a single write that queues past maxQueuedRows drains the queue
 // itself.
 //
-// Locking: the engine's lock (mu) guards the catalog and tables; the flow lock guards the
-// views' dataflows and what they write (view rows, operator state, late rows, subscribers,
-// sinks, ingestErr); the queue lock (qmu) guards the queue, its row count and the closed
-// flag as the worker reads it (Close sets it holding mu and qmu). Lock order: mu, flow, qmu.
-// Writes append to the queue holding mu; the worker needs neither mu nor a writer to take
-// it: it takes the queue holding flow and qmu, and delivers it holding flow alone, so a
-// writer commits (and waits for its sync) while views consume earlier changes — on one
-// core too, where the worker runs while the writer waits for the disk. Everything else that
-// touches a view holds mu and drains first (deliverQueued takes flow, so it waits for the
-// worker's delivery in flight); while it keeps mu, no change is queued.
+// Locking: the engine's lock (mu) guards the catalog, tables and the queue; the flow lock
+// guards the views' dataflows and what they write (view rows, operator state, late rows,
+// subscribers, sinks, ingestErr). Lock order: mu, then flow. The worker takes the queue under
+// mu and delivers it holding flow alone, so writes (which hold mu only) run while views
+// consume earlier changes. Everything else that touches a view holds mu and drains first
+// (deliverQueued takes flow, so it waits for the worker's delivery in flight); while it
+// keeps mu, the worker cannot start another delivery.
 
 // maxQueuedRows bounds the rows waiting for the views: a million, or fewer under a small
 // memory limit (a queued row costs some tens of bytes).
@@ -50,23 +47,14 @@ type queued struct {
 }
 
 // awaitRoom waits, at the start of a write, until the queue is below half its bound: the
-// worker takes the queue (and signals room) as it delivers it. The engine's lock is held,
-// and kept while waiting: the worker does not need it. A checkpoint spilled state asks for
-// that the worker could not take (a writer held mu) is taken here. It returns errClosed, or
-// ctx's error if ctx ends first.
+// worker takes the queue (and signals room) as it delivers it. The engine's lock is held
+// (and released while waiting). It returns errClosed, or ctx's error if ctx ends first.
 func (e *Engine) awaitRoom(ctx context.Context) error {
-	if e.wantCkpt.Load() {
-		e.flow.Lock()
-		e.checkpointIfWanted()
-		e.flow.Unlock()
-	}
-	e.qmu.Lock()
-	defer e.qmu.Unlock()
 	if 2*e.queuedRows > e.maxQueuedRows() {
 		stop := context.AfterFunc(ctx, func() {
-			e.qmu.Lock()
+			e.mu.Lock()
 			e.room.Broadcast()
-			e.qmu.Unlock()
+			e.mu.Unlock()
 		})
 		defer stop()
 		for 2*e.queuedRows > e.maxQueuedRows() && !e.closed && ctx.Err() == nil {
@@ -79,24 +67,20 @@ func (e *Engine) awaitRoom(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// enqueue queues a committed change and wakes the worker. The engine's lock is held.
+// enqueue queues a committed change and wakes the worker.
 func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool, prevW int64, from uint64) {
 	if len(t.listeners) == 0 {
 		return
 	}
-	e.qmu.Lock()
 	e.queue = append(e.queue, queued{t: t, change: change, insertOnly: insertOnly, wm: t.wm.W, prevW: prevW, from: from})
 	if change != nil {
 		e.queuedRows += change.N
 	}
-	full := e.queuedRows > e.maxQueuedRows()
-	if !full {
-		e.ingest.Signal()
-	}
-	e.qmu.Unlock()
-	if full {
+	if e.queuedRows > e.maxQueuedRows() {
 		e.deliverQueued()
+		return
 	}
+	e.ingest.Signal()
 }
 
 // maxMergedRows bounds a batch merged from queued changes: a spilled operator holds a
@@ -106,7 +90,7 @@ func (e *Engine) maxMergedRows() int {
 }
 
 // takeQueue removes and returns the oldest queued changes, about maxMergedRows rows of
-// them (at least one change, if there is one). The flow and queue locks are held.
+// them (at least one change). The engine's lock is held.
 func (e *Engine) takeQueue() []queued {
 	n, rows := 0, 0
 	for n < len(e.queue) && (n == 0 || rows < e.maxMergedRows()) {
@@ -216,37 +200,28 @@ func (e *Engine) deliver(queue []queued) error {
 	return firstErr
 }
 
-// ingestLoop is the worker that delivers the queue in the background. It waits for the
-// queue under the queue lock alone, and takes and delivers it under the flow lock (see
-// Locking above); the checkpoint spilled state asks for is taken after a delivery if the
-// engine's lock is free, else by the next write (awaitRoom) or drain.
+// ingestLoop is the worker that delivers the queue in the background. It takes the queue
+// under the engine's lock and delivers it under the flow lock alone, so writers store new
+// rows (on the other core) while the views consume earlier ones.
 func (e *Engine) ingestLoop() {
 	defer close(e.ingestDone)
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for {
-		e.qmu.Lock()
 		for len(e.queue) == 0 && !e.closed {
 			e.ingest.Wait()
 		}
-		closed := e.closed
-		e.qmu.Unlock()
-		if closed {
+		if e.closed {
 			return
 		}
+		q := e.takeQueue()
 		e.flow.Lock()
-		e.keepError(e.deliver(e.locked(e.takeQueue)))
-		if e.wantCkpt.Load() && e.mu.TryLock() {
-			e.checkpointIfWanted()
-			e.mu.Unlock()
-		}
+		e.mu.Unlock()
+		e.keepError(e.deliver(q))
 		e.flow.Unlock()
+		e.mu.Lock()
+		e.checkpointIfWanted()
 	}
-}
-
-// locked runs take under the queue lock (the flow lock is held).
-func (e *Engine) locked(take func() []queued) []queued {
-	e.qmu.Lock()
-	defer e.qmu.Unlock()
-	return take()
 }
 
 // deliverQueued delivers the queue now; the engine's lock is held. It first waits for a
@@ -255,12 +230,8 @@ func (e *Engine) locked(take func() []queued) []queued {
 func (e *Engine) deliverQueued() {
 	e.flow.Lock()
 	defer e.flow.Unlock()
-	for {
-		q := e.locked(e.takeQueue)
-		if len(q) == 0 {
-			return
-		}
-		e.keepError(e.deliver(q))
+	for len(e.queue) > 0 {
+		e.keepError(e.deliver(e.takeQueue()))
 		e.checkpointIfWanted()
 	}
 }
