@@ -96,15 +96,20 @@ func benchWindow(b *testing.B, c windowCase) {
 			}()
 			h0 := liveHeap()
 
+			// Each of the three runs below is made once untimed first (i == -1), as DuckDB's
+			// query is (timeQuery): the first run of a process pays to grow its heap.
+
 			// The table alone: storage cost and heap.
 			var tableEl time.Duration
 			var tableHeap uint64
-			for i := 0; i < b.N; i++ {
+			for i := -1; i < b.N; i++ {
 				db := openDB(b)
 				mustExec(b, db, evTable)
 				t0 := time.Now()
 				appendAll(b, db, "ev", recs)
-				tableEl += time.Since(t0)
+				if i >= 0 {
+					tableEl += time.Since(t0)
+				}
 				tableHeap = liveHeap() - h0
 				if err := db.Close(); err != nil {
 					b.Fatal(err)
@@ -116,7 +121,7 @@ func benchWindow(b *testing.B, c windowCase) {
 			var engEl, oneEl, ckptEl time.Duration
 			var engHeap uint64
 			var got []int64
-			for i := 0; i < b.N; i++ {
+			for i := -1; i < b.N; i++ {
 				for _, procs := range []int{0, 1} {
 					prev := runtime.GOMAXPROCS(procs)
 					db := openDB(b)
@@ -128,9 +133,11 @@ func benchWindow(b *testing.B, c windowCase) {
 					t0 := time.Now()
 					appendAll(b, db, "ev", recs)
 					mustExec(b, db, "FLUSH") // views are maintained asynchronously: time them caught up
-					if procs == 1 {
+					switch {
+					case i < 0:
+					case procs == 1:
 						oneEl += time.Since(t0)
-					} else {
+					default:
 						engEl += time.Since(t0)
 						engHeap = liveHeap() - h0
 						writeHeapProfile(b)
@@ -153,10 +160,12 @@ func benchWindow(b *testing.B, c windowCase) {
 			// The hand-written loop.
 			var loopEl time.Duration
 			var l *windowLoop
-			for i := 0; i < b.N; i++ {
+			for i := -1; i < b.N; i++ {
 				t0 := time.Now()
 				l = runWindowLoop(d, c)
-				loopEl += time.Since(t0)
+				if i >= 0 {
+					loopEl += time.Since(t0)
+				}
 			}
 			if want := l.totals(); fmt.Sprint(got) != fmt.Sprint(want) {
 				b.Fatalf("view w: COUNT(*), SUM(n), SUM(s) = %v, the loop's = %v", got, want)
