@@ -35,10 +35,10 @@ const logDir = "seglog"
 // the file synced once; the batch is then applied to Pebble without a WAL sync. One sync a
 // statement, not two. The batch also writes the marker (markerKey): the counter and where
 // that record starts. Open (recoverCommits) reads the records after the marker's and
-// applies, in counter order, those whose batch Pebble lost (an unsynced WAL tail), each once
-// its segments' checksums verify; the first record that is torn, or whose segments are not
-// all there, ends its file (it was the statement in flight at a crash, which had not
-// returned).
+// applies, in order, those whose batch Pebble lost (an unsynced WAL tail), each once its
+// segments' checksums verify; the first record that is torn, or whose segments are not all
+// there, ends its file (it was the statement in flight at a crash, which had not returned).
+// A commit whose record or batch failed writes an abort record naming its counter.
 //
 // Invariants: a file is only appended to by the process that created it (Open starts a new
 // file, numbered past every file and pointer seen), so bytes no committed pointer references
@@ -291,13 +291,20 @@ func decodeCommit(v []byte) (n uint64, ptrs []logPtr, repr []byte, ok bool) {
 	return n, ptrs, rest, true
 }
 
-// recoverCommits applies, in counter order, the commit records after commit n (which
-// starts at off in file), each only if its segments verify; apply is given a record's
-// counter and batch. It runs at Open, before anything is written.
-func (l *segLog) recoverCommits(n, file uint64, off int64, apply func(n uint64, repr []byte) error) error {
+// recoverCommits applies, in order, the commit records after commit n (which starts at off
+// in file) whose counter is above every one applied, each only if its segments verify and
+// no abort record names it; apply is given a record's counter and batch. It returns the
+// largest counter a record after n holds, applied or not, so that none is used twice. It
+// runs at Open, before anything is written.
+//
+// A commit takes the next counter whether its record goes in or not, and commits are one
+// at a time, each record synced before the next is written: so the records a log holds after
+// the marker's, in file order, have rising counters, and one is missing only if its commit
+// failed (and returned an error).
+func (l *segLog) recoverCommits(n, file uint64, off int64, apply func(n uint64, repr []byte) error) (uint64, error) {
 	nums, err := l.files()
 	if err != nil {
-		return err
+		return n, err
 	}
 	slices.Sort(nums)
 	var found []commitRecord
@@ -311,25 +318,24 @@ func (l *segLog) recoverCommits(n, file uint64, off int64, apply func(n uint64, 
 			from = off
 		}
 		if found, err = l.scanFile(num, from, found, aborted); err != nil {
-			return err
+			return n, err
 		}
 	}
-	next := n + 1
+	last, seen := n, n
 	for _, r := range found {
-		if r.n < next {
-			continue // applied: the marker's own record
+		seen = max(seen, r.n)
+		if r.n <= last || aborted[r.n] {
+			continue // applied (the marker's own record), or never applied
 		}
-		if r.n != next {
-			break // a record is missing: nothing after it can go in
+		if err := apply(r.n, r.repr); err != nil {
+			return seen, err
 		}
-		if !aborted[r.n] { // (an aborted one never went in, and its counter is used)
-			if err := apply(r.n, r.repr); err != nil {
-				return err
-			}
-		}
-		next++
+		last = r.n
 	}
-	return nil
+	for c := range aborted {
+		seen = max(seen, c)
+	}
+	return seen, nil
 }
 
 // commitRecord is a commit record found by recovery.

@@ -146,13 +146,13 @@ func (s *Store) recoverCommits(fs vfs.FS, path string) error {
 	l := &segLog{fs: fs, dir: fs.PathJoin(path, logDir), readers: map[uint64]vfs.File{}}
 	defer l.close()
 	applied := false
-	err = l.recoverCommits(s.commits, file, off, func(n uint64, repr []byte) error {
+	s.commits, err = l.recoverCommits(s.commits, file, off, func(n uint64, repr []byte) error {
 		b := s.db.NewBatch()
 		defer b.Close()
 		if err := b.SetRepr(slices.Clone(repr)); err != nil {
 			return fmt.Errorf("segment log: commit record %d: %w", n, err)
 		}
-		applied, s.commits = true, n
+		applied = true
 		return s.db.Apply(b, pebble.NoSync)
 	})
 	if err == nil && applied {
@@ -281,7 +281,8 @@ func (s *Store) Commit(b *Batch) error {
 func (s *Store) commitLogged(b *Batch) error {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	n := s.commits + 1
+	s.commits++ // used once, whether the record goes in or not (recoverCommits)
+	n := s.commits
 	err := s.log.commit(func(file uint64, off int64) []byte {
 		m := binary.LittleEndian.AppendUint64(nil, n)
 		m = binary.LittleEndian.AppendUint64(m, file)
@@ -290,9 +291,10 @@ func (s *Store) commitLogged(b *Batch) error {
 		return encodeCommit(n, b.logged, b.b.Repr())
 	})
 	if err != nil {
+		// A failed write or sync may have left the record on disk whole: void it.
+		_ = s.log.abort(n)
 		return err
 	}
-	s.commits = n
 	wo := pebble.NoSync
 	if len(b.freed) > 0 {
 		// Files may go now (committed): the commit records they hold must not be needed,
