@@ -205,13 +205,7 @@ func FieldType(ft *tidbtypes.FieldType) (types.T, error) {
 		if s < 0 {
 			s = 0
 		}
-		if p > types.MaxDecimalPrecision {
-			return types.T{}, fmt.Errorf("DECIMAL(%d,%d): precision above %d is not supported", p, s, types.MaxDecimalPrecision)
-		}
-		if s > p {
-			return types.T{}, fmt.Errorf("DECIMAL(%d,%d): scale exceeds precision", p, s)
-		}
-		return types.DecimalOf(p, s), nil
+		return decimalType(p, s)
 	case mysql.TypeVarchar, mysql.TypeString, mysql.TypeVarString, mysql.TypeBlob, mysql.TypeTinyBlob, mysql.TypeMediumBlob, mysql.TypeLongBlob:
 		return types.TVarchar, nil
 	case mysql.TypeDate:
@@ -258,10 +252,27 @@ func ParseType(s string) (types.T, error) {
 				}
 			}
 		}
-		if p > types.MaxDecimalPrecision || sc > p {
-			return types.T{}, fmt.Errorf("type %s is not supported: DECIMAL precision is at most %d and scale at most the precision", s, types.MaxDecimalPrecision)
-		}
-		return types.DecimalOf(p, sc), nil
+		return decimalType(p, sc)
 	}
 	return types.T{}, fmt.Errorf("unknown type %s", s)
+}
+
+// maxDeclaredPrecision is the largest DECIMAL precision a type may declare (Flink's and
+// DuckDB's).
+const maxDeclaredPrecision = 38
+
+// decimalType is DECIMAL(p, s). Values are scaled int64s, of at most
+// types.MaxDecimalPrecision (18) digits: a precision declared above that, up to 38, is
+// taken as 18 — the scale kept, a value that needs more digits an error when it comes —
+// so that tables and casts written for Flink or DuckDB work.
+func decimalType(p, s int) (types.T, error) {
+	switch {
+	case s > p:
+		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): the scale exceeds the precision", p, s)
+	case p > maxDeclaredPrecision:
+		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): the precision is at most %d", p, s, maxDeclaredPrecision)
+	case s > types.MaxDecimalPrecision:
+		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): a scale above %d is not supported", p, s, types.MaxDecimalPrecision)
+	}
+	return types.DecimalOf(min(p, types.MaxDecimalPrecision), s), nil
 }
