@@ -303,6 +303,9 @@ func decodeCommit(v []byte) (n uint64, ptrs []logPtr, repr []byte, ok bool) {
 // failed (and returned an error).
 func (l *segLog) recoverCommits(n, file uint64, off int64, apply func(n uint64, repr []byte) error) (uint64, error) {
 	nums, err := l.files()
+	if errors.Is(err, os.ErrNotExist) {
+		return n, nil // a new database: no log yet
+	}
 	if err != nil {
 		return n, err
 	}

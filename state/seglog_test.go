@@ -422,3 +422,39 @@ func TestSegmentLogRecoversCommits(t *testing.T) {
 	wantSegments(t, e, 1, all)
 	meta(e, "last/0", "10")
 }
+
+// TestSegmentLogRecoversPastAFailedCommit: on a new store whose every commit went through
+// the log (so Pebble holds no marker after the crash: the log is read from its start), a
+// commit whose record never reached the log (its write failed) leaves its counter unused;
+// the records after it are still applied, and the store goes on past every counter the log
+// holds.
+func TestSegmentLogRecoversPastAFailedCommit(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	if err := fs.MkdirAll("db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := openOn(fs, "db", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(s *Store, seq uint64) {
+		t.Helper()
+		b := s.NewBatch()
+		b.PutSegment(1, seq, segValue(seq, logMin))
+		if err := s.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(s, 1)
+	s.commits++ // as a commit whose record write failed leaves it
+	put(s, 2)
+	c, err := openOn(fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}), "db", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	wantSegments(t, c, 1, map[uint64]int{1: logMin, 2: logMin})
+	if c.commits != s.commits {
+		t.Fatalf("reopened at counter %d, want %d (the log's last)", c.commits, s.commits)
+	}
+}

@@ -135,14 +135,19 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 // (seglog.go), makes them durable, and sets the store's counter of commits.
 func (s *Store) recoverCommits(fs vfs.FS, path string) error {
 	m, ok, err := s.get([]byte(markerKey))
-	if err != nil || !ok {
+	if err != nil {
 		return err
 	}
-	if len(m) != 24 {
-		return errors.New("damaged segment log marker")
+	// With no marker no commit record is in Pebble yet: the log is read from its start.
+	var file uint64
+	var off int64
+	if ok {
+		if len(m) != 24 {
+			return errors.New("damaged segment log marker")
+		}
+		s.commits = binary.LittleEndian.Uint64(m)
+		file, off = binary.LittleEndian.Uint64(m[8:]), int64(binary.LittleEndian.Uint64(m[16:]))
 	}
-	s.commits = binary.LittleEndian.Uint64(m)
-	file, off := binary.LittleEndian.Uint64(m[8:]), int64(binary.LittleEndian.Uint64(m[16:]))
 	l := &segLog{fs: fs, dir: fs.PathJoin(path, logDir), readers: map[uint64]vfs.File{}}
 	defer l.close()
 	applied := false
