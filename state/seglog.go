@@ -30,10 +30,12 @@ const logDir = "seglog"
 // referenced by one pointer in Pebble, and commit records — written by the statements whose
 // Pebble batches hold the pointers.
 //
-// A batch with logged segments commits through the log (commit): its commit record — a
-// counter, the batch's pointers and the batch itself — is appended after its segments and
-// the file synced once; the batch is then applied to Pebble without a WAL sync. One sync a
-// statement, not two. The batch also writes the marker (markerKey): the counter and where
+// With sync on, a batch with logged segments commits through the log (commit): its commit
+// record — a counter, the batch's pointers and the batch itself — is appended after its
+// segments and the file synced once; the batch is then applied to Pebble without a WAL sync.
+// One sync a statement, not two. (With sync off Pebble may lose its last batches, small
+// ones included, so a large one is not kept on its own either: the log is synced and the
+// batch committed as any other, without a record, so a crash keeps a prefix.) The batch also writes the marker (markerKey): the counter and where
 // that record starts. Open (recoverCommits) reads the records after the marker's and
 // applies, in order, those whose batch Pebble lost (an unsynced WAL tail), each once its
 // segments' checksums verify; the first record that is torn, or whose segments are not all
@@ -108,10 +110,12 @@ func decodeLogPtr(b []byte) (logPtr, error) {
 func logName(num uint64) string { return fmt.Sprintf("%06d.log", num) }
 
 // openLog opens the log under dir; pointers lists every committed pointer, from which it
-// learns which files are live (removeGarbage deletes the others).
-func openLog(fs vfs.FS, dir string, syncWrites bool, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
+// learns which files are live (removeGarbage deletes the others). Files it starts are
+// numbered past every file and pointer seen and past marked, the file of the marker's
+// commit record (which may be gone): a number is never used twice.
+func openLog(fs vfs.FS, dir string, syncWrites bool, marked uint64, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
 	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), removeNow: syncWrites,
-		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
+		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}, num: marked}
 	if err := fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -458,3 +458,91 @@ func TestSegmentLogRecoversPastAFailedCommit(t *testing.T) {
 		t.Fatalf("reopened at counter %d, want %d (the log's last)", c.commits, s.commits)
 	}
 }
+
+// openCrashable opens the store at "db" on fs.
+func openCrashable(t *testing.T, fs vfs.FS, sync bool) *Store {
+	t.Helper()
+	if err := fs.MkdirAll("db", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := openOn(fs, "db", sync, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// putLogged commits one logged segment.
+func putLogged(t *testing.T, s *Store, table, seq uint64, n int) {
+	t.Helper()
+	b := s.NewBatch()
+	b.PutSegment(table, seq, segValue(seq, n))
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSegmentLogSyncOffKeepsAPrefix: with sync off a crash may lose Pebble's last batches,
+// a small one (CREATE TABLE's catalog entry) included; a large one after it must not be
+// kept on its own, or a table's rows would outlive its creation (found by review).
+func TestSegmentLogSyncOffKeepsAPrefix(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s := openCrashable(t, fs, true)
+	putLogged(t, s, 9, 1, logMin) // a marker, made durable by the clean close
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openCrashable(t, fs, false)
+	b := s.NewBatch()
+	b.PutCatalog(5, []byte("CREATE TABLE t5"))
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	putLogged(t, s, 5, 6, logMin)
+	c := openCrashable(t, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}), false)
+	defer c.Close()
+	var cat int
+	if err := c.Catalog(func(uint64, []byte) error { cat++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var segs int
+	if err := c.Segments(5, func(uint64, []byte) error { segs++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if cat == 0 && segs > 0 {
+		t.Fatalf("table 5 has %d segments after a crash that lost its creation: not a prefix", segs)
+	}
+}
+
+// TestSegmentLogNeverReusesTheMarkersFile: the file of the marker's record may go as
+// garbage (its table dropped); a later session must not number a new file as it, or the
+// marker would point into the new file's bytes and its records would be missed after a
+// crash (found by review).
+func TestSegmentLogNeverReusesTheMarkersFile(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s := openCrashable(t, fs, true)
+	putLogged(t, s, 1, 1, logMin) // file 1
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openCrashable(t, fs, true)
+	putLogged(t, s, 2, 2, logMin+100) // file 2: the marker's
+	b := s.NewBatch()
+	b.DeleteTable(2) // file 2 is left with no live bytes
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openCrashable(t, fs, true) // deletes file 2, writes nothing
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openCrashable(t, fs, true)
+	putLogged(t, s, 3, 3, logMin+5000)
+	c := openCrashable(t, fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0}), true)
+	defer c.Close()
+	wantSegments(t, c, 1, map[uint64]int{1: logMin})
+	wantSegments(t, c, 3, map[uint64]int{3: logMin + 5000})
+}

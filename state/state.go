@@ -5,10 +5,12 @@
 //
 // Invariant: every write goes through one Pebble batch per statement, committed with a WAL
 // sync unless the database was opened with sync off, so a statement's writes are durable when
-// Commit returns and a crash applies all of them or none. A batch with logged segments is
-// made durable by the segment log instead (seglog.go): its commit record is synced there with
-// its segments, whatever the sync setting, before the batch goes to Pebble, and Open applies
-// the records whose batch Pebble lost; so a committed pointer never outlives its bytes.
+// Commit returns and a crash applies all of them or none. With sync on, a batch with logged
+// segments is made durable by the segment log instead (seglog.go): its commit record is
+// synced there with its segments before the batch goes to Pebble, and Open applies the
+// records whose batch Pebble lost. With sync off the log is synced before such a batch
+// commits, and a crash keeps a prefix of the statements. Either way a committed pointer
+// never outlives its bytes.
 package state
 
 import (
@@ -104,11 +106,12 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		wo = pebble.NoSync
 	}
 	s := &Store{db: db, sync: wo}
-	if err := s.recoverCommits(fs, path); err != nil {
+	marked, err := s.recoverCommits(fs, path)
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s.log, err = openLog(fs, path, syncWrites, func(fn func(p logPtr) error) error {
+	s.log, err = openLog(fs, path, syncWrites, marked, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
 			if err != nil {
@@ -132,18 +135,19 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 }
 
 // recoverCommits applies the commit records of the segment log whose batches Pebble lost
-// (seglog.go), makes them durable, and sets the store's counter of commits.
-func (s *Store) recoverCommits(fs vfs.FS, path string) error {
+// (seglog.go), makes them durable, and sets the store's counter of commits. It returns the
+// file the marker names.
+func (s *Store) recoverCommits(fs vfs.FS, path string) (marked uint64, err error) {
 	m, ok, err := s.get([]byte(markerKey))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// With no marker no commit record is in Pebble yet: the log is read from its start.
 	var file uint64
 	var off int64
 	if ok {
 		if len(m) != 24 {
-			return errors.New("damaged segment log marker")
+			return 0, errors.New("damaged segment log marker")
 		}
 		s.commits = binary.LittleEndian.Uint64(m)
 		file, off = binary.LittleEndian.Uint64(m[8:]), int64(binary.LittleEndian.Uint64(m[16:]))
@@ -163,7 +167,7 @@ func (s *Store) recoverCommits(fs vfs.FS, path string) error {
 	if err == nil && applied {
 		err = s.db.LogData(nil, pebble.Sync)
 	}
-	return err
+	return file, err
 }
 
 // Close closes the store.
@@ -212,7 +216,10 @@ func (s *Store) copyTo(dir string) error {
 		if v, err = it.ValueAndErr(); err != nil {
 			break
 		}
-		if k := it.Key(); bytes.HasPrefix(k, []byte(prefixLogged)) {
+		switch k := it.Key(); {
+		case bytes.Equal(k, []byte(markerKey)):
+			// The copy's log is its own: its commits set its marker.
+		case bytes.HasPrefix(k, []byte(prefixLogged)):
 			// A logged segment is copied as a segment (into the copy's own log).
 			var p logPtr
 			if p, err = decodeLogPtr(v); err == nil {
@@ -220,7 +227,7 @@ func (s *Store) copyTo(dir string) error {
 			}
 			k = k[len(prefixLogged):]
 			b.PutSegment(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]), v)
-		} else {
+		default:
 			_ = b.b.Set(k, v, nil)
 		}
 		if b.b.Len() > 4<<20 {
@@ -259,10 +266,10 @@ type Batch struct {
 // NewBatch starts a batch.
 func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
-// Commit applies the batch atomically (and durably, unless sync is off). A batch with
-// logged segments commits through the segment log, which is synced whatever the sync
-// setting: a pointer must never outlive its bytes, so that a crash applies all of a
-// statement or none of it.
+// Commit applies the batch atomically (and durably, unless sync is off). With sync on, a
+// batch with logged segments commits through the segment log (commitLogged); with sync off
+// the log is synced first: a pointer must never outlive its bytes, so that a crash applies
+// all of a statement or none of it.
 func (s *Store) Commit(b *Batch) error {
 	defer b.b.Close()
 	if b.err != nil {
@@ -271,8 +278,16 @@ func (s *Store) Commit(b *Batch) error {
 	if b.b.Empty() {
 		return nil
 	}
-	if len(b.logged) > 0 {
+	switch {
+	case len(b.logged) > 0 && s.sync.Sync:
 		return s.commitLogged(b)
+	case len(b.logged) > 0:
+		// Sync off: Pebble may lose its last batches in a crash, so these are not made
+		// durable on their own either (a crash keeps a prefix of the statements); the log
+		// is synced so that a pointer Pebble keeps has its bytes.
+		if err := s.log.sync(); err != nil {
+			return err
+		}
 	}
 	if err := b.b.Commit(s.sync); err != nil {
 		return err
@@ -304,7 +319,7 @@ func (s *Store) commitLogged(b *Batch) error {
 	if len(b.freed) > 0 {
 		// Files may go now (committed): the commit records they hold must not be needed,
 		// so every batch applied before is made durable in Pebble.
-		wo = s.sync
+		wo = pebble.Sync
 	}
 	if err := b.b.Commit(wo); err != nil {
 		if aerr := s.log.abort(n); aerr != nil {
