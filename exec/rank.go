@@ -149,7 +149,7 @@ func (r *Ranker) Push(_ int, m Msg) error {
 			p.w = append(p.w, 0)
 		}
 		p.w[j] += b.Weight(i)
-		if !p.dirty {
+		if !p.dirty || r.EmitOnClose { // (dirty is reset when a partition's changes go out)
 			r.Mark(string(r.kb))
 		}
 		p.dirty = true
