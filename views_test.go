@@ -56,6 +56,10 @@ var viewQueries = []string{
 	`SELECT g, w, COUNT(*) AS n FROM b GROUP BY CUBE (g, w)`,
 	`SELECT k, v, SUM(v) OVER (PARTITION BY g ORDER BY k ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS s,
 		COUNT(*) OVER (PARTITION BY g ORDER BY v RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) AS c FROM a`,
+	// ORDER BY ... LIMIT (a Top-N), over rows and over groups: keys unique (a's primary key,
+	// the group key last), so the view is exactly the batch query's rows.
+	`SELECT k, s FROM a ORDER BY v DESC, k LIMIT 3 OFFSET 1`,
+	`SELECT g, SUM(w) AS sw FROM b GROUP BY g ORDER BY sw, g DESC LIMIT 2`,
 }
 
 func rowsOf(t *testing.T, db *streamsql.DB, q string) string {

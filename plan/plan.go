@@ -173,8 +173,11 @@ type Rank struct {
 	// WINDOW CLOSE) then emits a partition's rows once, when it is complete.
 	WindowEnd   int
 	EmitOnClose bool
-	Pos         exec.Pos // the function's place, for its errors
-	cols        []Col
+	// Limit, when >= 0, bounds a Top-N of ROW_NUMBER (LIMIT in a view, topN): only the rows
+	// numbered up to it leave the Rank, so a change below the bound emits nothing. -1: all.
+	Limit int64
+	Pos   exec.Pos // the function's place, for its errors
+	cols  []Col
 }
 
 // Expand copies each row once per grouping set for the Aggregate above it (exec.Expand):
@@ -403,6 +406,9 @@ func (n *Rank) explain() string {
 			kind = "RANGE"
 		}
 		text += fmt.Sprintf(" frame=%s BETWEEN %s AND %s", kind, boundText(f.Start), boundText(f.End))
+	}
+	if n.Limit >= 0 {
+		text += fmt.Sprintf(" limit=%d", n.Limit)
 	}
 	if n.EmitOnClose {
 		text += " (emit on window close)"

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -200,15 +201,13 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 	if sel.Distinct {
 		out = distinct(out)
 	}
-	if len(keys) > 0 {
-		if b.Streaming && sel.Limit == nil {
-			keys = nil // a view is a set: ORDER BY without LIMIT has no meaning there
-		} else {
-			out = &Sort{Input: out, Keys: keys}
-		}
+	// A view is a set: there ORDER BY only chooses LIMIT's rows (topN); without LIMIT it
+	// has no meaning and is ignored.
+	if len(keys) > 0 && !b.Streaming {
+		out = &Sort{Input: out, Keys: keys}
 	}
 	if sel.Limit != nil {
-		if out, err = b.bindLimit(sel.Limit, out); err != nil {
+		if out, err = b.bindLimit(sel.Limit, out, keys); err != nil {
 			return nil, err
 		}
 	}
@@ -233,7 +232,9 @@ func distinct(in Node) Node {
 	return &Aggregate{Input: in, NumKeys: len(in.Schema()), cols: in.Schema()}
 }
 
-func (b *Binder) bindLimit(l *ast.Limit, in Node) (Node, error) {
+// bindLimit binds LIMIT l over in, whose rows a batch query has sorted by keys (none: no
+// ORDER BY); in a materialized view it is a Top-N over keys (topN).
+func (b *Binder) bindLimit(l *ast.Limit, in Node, keys []exec.SortKey) (Node, error) {
 	get := func(e ast.ExprNode) (int64, error) {
 		if e == nil {
 			return -1, nil
@@ -257,10 +258,52 @@ func (b *Binder) bindLimit(l *ast.Limit, in Node) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	off = max(off, 0)
 	if b.Streaming {
-		return nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("LIMIT", "FETCH", "OFFSET"), "LIMIT is not supported in a materialized view (use window Top-N)")
+		if len(keys) == 0 {
+			return nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("LIMIT", "FETCH", "OFFSET"), "LIMIT in a materialized view needs ORDER BY: it keeps the first rows of an order")
+		}
+		return topN(in, keys, count, off)
 	}
-	return &Limit{Input: in, Count: count, Offset: max(off, 0)}, nil
+	return &Limit{Input: in, Count: count, Offset: off}, nil
+}
+
+// topN is ORDER BY keys LIMIT count (-1: none) OFFSET off in a materialized view, as Flink
+// plans it: the rows of in numbered off+1 .. off+count by ROW_NUMBER() OVER (ORDER BY keys)
+// (a Filter over a Rank without partitions, whose changes retract the rows that leave the
+// range and insert those that enter it; the Rank's Limit drops the rows past the range
+// before the Filter). Its columns are in's (the number is dropped). Its rows are the batch
+// query's as a set when the keys have no ties at the range's ends; with ties there it keeps
+// as many of the tied rows as the batch query, not necessarily the same ones.
+func topN(in Node, keys []exec.SortKey, count, off int64) (Node, error) {
+	sch := in.Schema()
+	rank := &Rank{Input: in, Fn: exec.RowNumber, Order: keys, Offset: 1, WindowEnd: -1, Limit: -1,
+		cols: append(slices.Clone(sch), Col{Name: "row_number", T: types.TBigInt})}
+	rn := &exec.ColRef{Idx: len(sch), T: types.TBigInt, Name: "row_number"}
+	var pred exec.Expr
+	bound := func(op string, v int64) error {
+		c, err := exec.NewBinary(op, rn, &exec.Const{V: v, T: types.TBigInt})
+		if err == nil && pred != nil {
+			c, err = exec.NewBinary("AND", pred, c)
+		}
+		pred = c
+		return err
+	}
+	if off > 0 {
+		if err := bound(">", off); err != nil {
+			return nil, err
+		}
+	}
+	if count >= 0 && count <= math.MaxInt64-off { // OFFSET alone is LIMIT MaxInt64 OFFSET off
+		if err := bound("<=", off+count); err != nil {
+			return nil, err
+		}
+		rank.Limit = off + count
+	}
+	if pred == nil { // every row
+		return in, nil
+	}
+	return prefix(&Filter{Input: rank, Pred: pred}, len(sch)), nil
 }
 
 func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col, fields []*ast.SelectField) (int, error) {

@@ -15,9 +15,9 @@ func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	var keys []exec.SortKey
 	if n.OrderBy != nil {
 		cols := node.Schema()
-		var keys []exec.SortKey
 		for _, item := range n.OrderBy.Items {
 			expr, key := orderBy(item)
 			idx := -1
@@ -38,12 +38,12 @@ func (b *Binder) bindSetOpr(n *ast.SetOprStmt, outer *scope) (Node, error) {
 			key.Col = idx
 			keys = append(keys, key)
 		}
-		if !b.Streaming {
+		if !b.Streaming { // a view is a set: see bindSelect
 			node = &Sort{Input: node, Keys: keys}
 		}
 	}
 	if n.Limit != nil {
-		return b.bindLimit(n.Limit, node)
+		return b.bindLimit(n.Limit, node, keys)
 	}
 	return node, nil
 }

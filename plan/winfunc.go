@@ -84,7 +84,7 @@ func (b *Binder) bindWindowFuncs(wins []*ast.WindowFuncExpr, input Node, post *s
 			cols = append(cols, Col{Name: restore(e), T: x.Type()})
 			return len(exprs) - 1, x, nil
 		}
-		r := &Rank{Fn: fn, Offset: 1, WindowEnd: -1, Pos: b.execPos(w)}
+		r := &Rank{Fn: fn, Offset: 1, WindowEnd: -1, Limit: -1, Pos: b.execPos(w)}
 		resultT, err := b.windowArgs(w, r, add)
 		if err != nil {
 			return nil, nil, err
