@@ -26,30 +26,16 @@ const logFileMax = 64 << 20
 // logDir is the segment log's directory under the database path.
 const logDir = "seglog"
 
-// segLog is the segment log: append-only files of framed records — table segments, each
-// referenced by one pointer in Pebble, and commit records — written by the statements whose
-// Pebble batches hold the pointers.
-//
-// With sync on, a batch with logged segments commits through the log (commit): its commit
-// record — a counter, the batch's pointers and the batch itself — is appended after its
-// segments and the file synced once; the batch is then applied to Pebble without a WAL sync.
-// One sync a statement, not two. (With sync off Pebble may lose its last batches, small
-// ones included, so a large one is not kept on its own either: the log is synced and the
-// batch committed as any other, without a record, so a crash keeps a prefix.) The batch also writes the marker (markerKey): the counter and where
-// that record starts. Open (recoverCommits) reads the records after the marker's and
-// applies, in order, those whose batch Pebble lost (an unsynced WAL tail), each once its
-// segments' checksums verify; the first record that is torn, or whose segments are not all
-// there, ends its file (it was the statement in flight at a crash, which had not returned).
-// A commit whose record or batch failed writes an abort record naming its counter.
+// segLog is the segment log: append-only files of table segments, each segment referenced
+// by one pointer in Pebble, written in the same batch as the rest of its statement.
 //
 // Invariants: a file is only appended to by the process that created it (Open starts a new
 // file, numbered past every file and pointer seen), so bytes no committed pointer references
 // — a statement that failed or crashed before its commit — are never read; the log is synced
 // before the Pebble batch holding its pointers commits, so a committed pointer's bytes are
-// durable; commit records are appended and applied in counter order, one at a time; live
-// counts, per file, the bytes committed pointers reference. A file with none is deleted only
-// when that is durable: after a synced commit (DROP TABLE with sync on), or at Open once the
-// store is flushed; never the file being written.
+// durable; live counts, per file, the bytes committed pointers reference. A file with none
+// is deleted only when that is durable: after a synced commit (DROP TABLE with sync on), or
+// at Open once the store is flushed; never the file being written.
 type segLog struct {
 	fs  vfs.FS
 	dir string
@@ -64,16 +50,6 @@ type segLog struct {
 	readers  map[uint64]vfs.File
 	live     map[uint64]int64
 }
-
-// Frames: every record in a log file (files older than frames hold bare segments, which
-// only pointers locate) starts with a header, its payload's length (uint32, little-endian)
-// and kind; a pointer locates a segment's payload.
-const (
-	frameHeader  = 5
-	frameSegment = 1
-	frameCommit  = 2
-	frameAbort   = 3 // the commit record of this counter was not applied: skip it
-)
 
 // logPtr is where a logged segment's bytes are, with their checksum.
 type logPtr struct {
@@ -110,12 +86,10 @@ func decodeLogPtr(b []byte) (logPtr, error) {
 func logName(num uint64) string { return fmt.Sprintf("%06d.log", num) }
 
 // openLog opens the log under dir; pointers lists every committed pointer, from which it
-// learns which files are live (removeGarbage deletes the others). Files it starts are
-// numbered past every file and pointer seen and past marked, the file of the marker's
-// commit record (which may be gone): a number is never used twice.
-func openLog(fs vfs.FS, dir string, syncWrites bool, marked uint64, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
+// learns which files are live (removeGarbage deletes the others).
+func openLog(fs vfs.FS, dir string, syncWrites bool, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
 	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), removeNow: syncWrites,
-		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}, num: marked}
+		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
 	if err := fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -197,215 +171,25 @@ func parseLogName(name string) (uint64, bool) {
 	return n, err == nil
 }
 
-// append writes segment v at the end of the log and returns where it is.
+// append writes v at the end of the log and returns where it is.
 func (l *segLog) append(v []byte) (logPtr, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil || l.off+frameHeader+int64(len(v)) > logFileMax && l.off > 0 {
+	if l.w == nil || l.off+int64(len(v)) > logFileMax && l.off > 0 {
 		if err := l.roll(); err != nil {
 			return logPtr{}, err
 		}
 	}
-	p := logPtr{file: l.num, off: l.off + frameHeader, len: int64(len(v)), crc: crc32.Checksum(v, castagnoli)}
-	return p, l.writeFrame(frameSegment, v)
-}
-
-// writeFrame appends a record to the file written to (mu held).
-func (l *segLog) writeFrame(kind byte, v []byte) error {
-	hdr := binary.LittleEndian.AppendUint32(make([]byte, 0, frameHeader), uint32(len(v)))
-	if _, err := l.w.Write(append(append(hdr, kind), v...)); err != nil {
+	p := logPtr{file: l.num, off: l.off, len: int64(len(v)), crc: crc32.Checksum(v, castagnoli)}
+	if _, err := l.w.Write(v); err != nil {
 		// The file's end is unknown now: the next append starts a new one.
 		l.w.Close()
 		l.w = nil
-		return fmt.Errorf("segment log: %w", err)
+		return logPtr{}, fmt.Errorf("segment log: %w", err)
 	}
-	l.off += frameHeader + int64(len(v))
+	l.off += int64(len(v))
 	l.unsynced = true
-	return nil
-}
-
-// commit appends a commit record and syncs the log: record is given where the record
-// starts (file, offset) and returns its payload (encodeCommit).
-func (l *segLog) commit(record func(file uint64, off int64) []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.w == nil { // a BACKUP closed it since the segments went in
-		if err := l.roll(); err != nil {
-			return err
-		}
-	}
-	if err := l.writeFrame(frameCommit, record(l.num, l.off)); err != nil {
-		return err
-	}
-	return l.syncLocked()
-}
-
-// abort records that the commit record of counter n was not applied (its Pebble batch
-// failed), so that recovery skips it.
-func (l *segLog) abort(n uint64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.w == nil {
-		if err := l.roll(); err != nil {
-			return err
-		}
-	}
-	if err := l.writeFrame(frameAbort, binary.LittleEndian.AppendUint64(nil, n)); err != nil {
-		return err
-	}
-	return l.syncLocked()
-}
-
-// encodeCommit is a commit record's payload: the counter, a checksum of the rest, the
-// batch's pointers and the batch's representation.
-func encodeCommit(n uint64, ptrs []logPtr, repr []byte) []byte {
-	rest := binary.AppendUvarint(nil, uint64(len(ptrs)))
-	for _, p := range ptrs {
-		e := p.encode()
-		rest = append(binary.AppendUvarint(rest, uint64(len(e))), e...)
-	}
-	rest = append(rest, repr...)
-	v := binary.LittleEndian.AppendUint64(nil, n)
-	v = binary.LittleEndian.AppendUint32(v, crc32.Checksum(rest, castagnoli))
-	return append(v, rest...)
-}
-
-// decodeCommit reads a commit record's payload; ok is false when it is damaged.
-func decodeCommit(v []byte) (n uint64, ptrs []logPtr, repr []byte, ok bool) {
-	if len(v) < 12 || crc32.Checksum(v[12:], castagnoli) != binary.LittleEndian.Uint32(v[8:]) {
-		return 0, nil, nil, false
-	}
-	n, rest := binary.LittleEndian.Uint64(v), v[12:]
-	count, k := binary.Uvarint(rest)
-	if k <= 0 || count > uint64(len(rest)) {
-		return 0, nil, nil, false
-	}
-	rest = rest[k:]
-	for range count {
-		size, k := binary.Uvarint(rest)
-		if k <= 0 || size > uint64(len(rest)-k) {
-			return 0, nil, nil, false
-		}
-		p, err := decodeLogPtr(rest[k : k+int(size)])
-		if err != nil {
-			return 0, nil, nil, false
-		}
-		ptrs, rest = append(ptrs, p), rest[k+int(size):]
-	}
-	return n, ptrs, rest, true
-}
-
-// recoverCommits applies, in order, the commit records after commit n (which starts at off
-// in file) whose counter is above every one applied, each only if its segments verify and
-// no abort record names it; apply is given a record's counter and batch. It returns the
-// largest counter a record after n holds, applied or not, so that none is used twice. It
-// runs at Open, before anything is written.
-//
-// A commit takes the next counter whether its record goes in or not, and commits are one
-// at a time, each record synced before the next is written: so the records a log holds after
-// the marker's, in file order, have rising counters, and one is missing only if its commit
-// failed (and returned an error).
-func (l *segLog) recoverCommits(n, file uint64, off int64, apply func(n uint64, repr []byte) error) (uint64, error) {
-	nums, err := l.files()
-	if errors.Is(err, os.ErrNotExist) {
-		return n, nil // a new database: no log yet
-	}
-	if err != nil {
-		return n, err
-	}
-	slices.Sort(nums)
-	var found []commitRecord
-	aborted := map[uint64]bool{}
-	for _, num := range nums {
-		if num < file {
-			continue
-		}
-		from := int64(0)
-		if num == file {
-			from = off
-		}
-		if found, err = l.scanFile(num, from, found, aborted); err != nil {
-			return n, err
-		}
-	}
-	last, seen := n, n
-	for _, r := range found {
-		seen = max(seen, r.n)
-		if r.n <= last || aborted[r.n] {
-			continue // applied (the marker's own record), or never applied
-		}
-		if err := apply(r.n, r.repr); err != nil {
-			return seen, err
-		}
-		last = r.n
-	}
-	for c := range aborted {
-		seen = max(seen, c)
-	}
-	return seen, nil
-}
-
-// commitRecord is a commit record found by recovery.
-type commitRecord struct {
-	n    uint64
-	repr []byte
-}
-
-// scanFile appends to found the intact commit records of file num from offset from, and
-// notes the counters its abort records name. The first torn record, or commit record whose
-// segments are not all there, ends the file: it was written by the statement in flight.
-func (l *segLog) scanFile(num uint64, from int64, found []commitRecord, aborted map[uint64]bool) ([]commitRecord, error) {
-	f, err := l.fs.Open(l.fs.PathJoin(l.dir, logName(num)))
-	if err != nil {
-		return found, fmt.Errorf("segment log: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return found, fmt.Errorf("segment log: %w", err)
-	}
-	size := st.Size()
-	hdr := make([]byte, frameHeader)
-	for off := from; off+frameHeader <= size; {
-		if _, err := f.ReadAt(hdr, off); err != nil {
-			break
-		}
-		n := int64(binary.LittleEndian.Uint32(hdr))
-		kind, payload := hdr[4], off+frameHeader
-		if payload+n > size || kind < frameSegment || kind > frameAbort {
-			break
-		}
-		off = payload + n
-		if kind == frameSegment {
-			continue
-		}
-		v := make([]byte, n)
-		if _, err := f.ReadAt(v, payload); err != nil {
-			break
-		}
-		if kind == frameAbort {
-			if len(v) == 8 {
-				aborted[binary.LittleEndian.Uint64(v)] = true
-			}
-			continue
-		}
-		c, ptrs, repr, ok := decodeCommit(v)
-		if !ok || !l.intact(ptrs) {
-			break
-		}
-		found = append(found, commitRecord{c, repr})
-	}
-	return found, nil
-}
-
-// intact reports whether every pointer's bytes are in the log with their checksum.
-func (l *segLog) intact(ptrs []logPtr) bool {
-	for _, p := range ptrs {
-		if _, err := l.read(p); err != nil {
-			return false
-		}
-	}
-	return true
+	return p, nil
 }
 
 // finish syncs and closes the file written to, if any (mu held): the next append starts a

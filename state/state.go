@@ -5,12 +5,8 @@
 //
 // Invariant: every write goes through one Pebble batch per statement, committed with a WAL
 // sync unless the database was opened with sync off, so a statement's writes are durable when
-// Commit returns and a crash applies all of them or none. With sync on, a batch with logged
-// segments is made durable by the segment log instead (seglog.go): its commit record is
-// synced there with its segments before the batch goes to Pebble, and Open applies the
-// records whose batch Pebble lost. With sync off the log is synced before such a batch
-// commits, and a crash keeps a prefix of the statements. Either way a committed pointer
-// never outlives its bytes.
+// Commit returns and a crash applies all of them or none. The segment log is synced before
+// the batch holding its pointers commits, so a committed pointer never outlives its bytes.
 package state
 
 import (
@@ -19,9 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -36,9 +30,6 @@ const (
 	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
 	prefixLogged  = "l/" // l/<table id><segment seq>: where a segment is in the segment log (seglog.go)
 	prefixMeta    = "m/" // m/<name>: engine metadata
-	// markerKey holds the last commit record applied (seglog.go): its counter, then the file
-	// and offset where it starts (uint64s, little-endian).
-	markerKey = "x/logcommit"
 )
 
 // Store is the Pebble database of one streamsql database.
@@ -47,10 +38,6 @@ type Store struct {
 	sync *pebble.WriteOptions
 	mem  bool // in memory: Checkpoint copies keys to disk
 	log  *segLog
-	// logMu orders the commits through the log: a commit record, then its batch applied;
-	// commits counts them (the marker's counter).
-	logMu   sync.Mutex
-	commits uint64
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -106,12 +93,7 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		wo = pebble.NoSync
 	}
 	s := &Store{db: db, sync: wo}
-	marked, err := s.recoverCommits(fs, path)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	s.log, err = openLog(fs, path, syncWrites, marked, func(fn func(p logPtr) error) error {
+	s.log, err = openLog(fs, path, syncWrites, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
 			if err != nil {
@@ -132,42 +114,6 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// recoverCommits applies the commit records of the segment log whose batches Pebble lost
-// (seglog.go), makes them durable, and sets the store's counter of commits. It returns the
-// file the marker names.
-func (s *Store) recoverCommits(fs vfs.FS, path string) (marked uint64, err error) {
-	m, ok, err := s.get([]byte(markerKey))
-	if err != nil {
-		return 0, err
-	}
-	// With no marker no commit record is in Pebble yet: the log is read from its start.
-	var file uint64
-	var off int64
-	if ok {
-		if len(m) != 24 {
-			return 0, errors.New("damaged segment log marker")
-		}
-		s.commits = binary.LittleEndian.Uint64(m)
-		file, off = binary.LittleEndian.Uint64(m[8:]), int64(binary.LittleEndian.Uint64(m[16:]))
-	}
-	l := &segLog{fs: fs, dir: fs.PathJoin(path, logDir), readers: map[uint64]vfs.File{}}
-	defer l.close()
-	applied := false
-	s.commits, err = l.recoverCommits(s.commits, file, off, func(n uint64, repr []byte) error {
-		b := s.db.NewBatch()
-		defer b.Close()
-		if err := b.SetRepr(slices.Clone(repr)); err != nil {
-			return fmt.Errorf("segment log: commit record %d: %w", n, err)
-		}
-		applied = true
-		return s.db.Apply(b, pebble.NoSync)
-	})
-	if err == nil && applied {
-		err = s.db.LogData(nil, pebble.Sync)
-	}
-	return file, err
 }
 
 // Close closes the store.
@@ -216,10 +162,7 @@ func (s *Store) copyTo(dir string) error {
 		if v, err = it.ValueAndErr(); err != nil {
 			break
 		}
-		switch k := it.Key(); {
-		case bytes.Equal(k, []byte(markerKey)):
-			// The copy's log is its own: its commits set its marker.
-		case bytes.HasPrefix(k, []byte(prefixLogged)):
+		if k := it.Key(); bytes.HasPrefix(k, []byte(prefixLogged)) {
 			// A logged segment is copied as a segment (into the copy's own log).
 			var p logPtr
 			if p, err = decodeLogPtr(v); err == nil {
@@ -227,7 +170,7 @@ func (s *Store) copyTo(dir string) error {
 			}
 			k = k[len(prefixLogged):]
 			b.PutSegment(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]), v)
-		default:
+		} else {
 			_ = b.b.Set(k, v, nil)
 		}
 		if b.b.Len() > 4<<20 {
@@ -266,10 +209,9 @@ type Batch struct {
 // NewBatch starts a batch.
 func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
-// Commit applies the batch atomically (and durably, unless sync is off). With sync on, a
-// batch with logged segments commits through the segment log (commitLogged); with sync off
-// the log is synced first: a pointer must never outlive its bytes, so that a crash applies
-// all of a statement or none of it.
+// Commit applies the batch atomically (and durably, unless sync is off). The segment log is
+// synced first, whatever the sync setting: a pointer must never outlive its bytes, so that
+// a crash applies all of a statement or none of it.
 func (s *Store) Commit(b *Batch) error {
 	defer b.b.Close()
 	if b.err != nil {
@@ -278,53 +220,12 @@ func (s *Store) Commit(b *Batch) error {
 	if b.b.Empty() {
 		return nil
 	}
-	switch {
-	case len(b.logged) > 0 && s.sync.Sync:
-		return s.commitLogged(b)
-	case len(b.logged) > 0:
-		// Sync off: Pebble may lose its last batches in a crash, so these are not made
-		// durable on their own either (a crash keeps a prefix of the statements); the log
-		// is synced so that a pointer Pebble keeps has its bytes.
+	if len(b.logged) > 0 {
 		if err := s.log.sync(); err != nil {
 			return err
 		}
 	}
 	if err := b.b.Commit(s.sync); err != nil {
-		return err
-	}
-	s.log.committed(b.logged, b.freed)
-	return nil
-}
-
-// commitLogged commits a batch with logged segments through the segment log (seglog.go):
-// its commit record, synced, makes it durable; Pebble then takes it without a WAL sync.
-func (s *Store) commitLogged(b *Batch) error {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	s.commits++ // used once, whether the record goes in or not (recoverCommits)
-	n := s.commits
-	err := s.log.commit(func(file uint64, off int64) []byte {
-		m := binary.LittleEndian.AppendUint64(nil, n)
-		m = binary.LittleEndian.AppendUint64(m, file)
-		m = binary.LittleEndian.AppendUint64(m, uint64(off))
-		_ = b.b.Set([]byte(markerKey), m, nil)
-		return encodeCommit(n, b.logged, b.b.Repr())
-	})
-	if err != nil {
-		// A failed write or sync may have left the record on disk whole: void it.
-		_ = s.log.abort(n)
-		return err
-	}
-	wo := pebble.NoSync
-	if len(b.freed) > 0 {
-		// Files may go now (committed): the commit records they hold must not be needed,
-		// so every batch applied before is made durable in Pebble.
-		wo = pebble.Sync
-	}
-	if err := b.b.Commit(wo); err != nil {
-		if aerr := s.log.abort(n); aerr != nil {
-			return fmt.Errorf("%w (and the segment log could not record it: %v; reopen the database)", err, aerr)
-		}
 		return err
 	}
 	s.log.committed(b.logged, b.freed)
