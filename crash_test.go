@@ -689,19 +689,12 @@ func TestCrashAfterRebuildKeepsViews(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&rows, "%s(%d, %d)", map[bool]string{true: "", false: ", "}[i == 0], i, i%7)
 	}
-	for _, script := range []string{
-		"CREATE TABLE t (id BIGINT, g BIGINT); CREATE MATERIALIZED VIEW a AS SELECT id, g FROM t; " +
-			"INSERT INTO t VALUES " + rows.String() + "; CHECKPOINT; " +
+	runScripts(t, dir,
+		"CREATE TABLE t (id BIGINT, g BIGINT); CREATE MATERIALIZED VIEW a AS SELECT id, g FROM t; "+
+			"INSERT INTO t VALUES "+rows.String()+"; CHECKPOINT; "+
 			"CREATE MATERIALIZED VIEW b AS SELECT g, COUNT(*) AS n FROM t GROUP BY g",
 		"DROP MATERIALIZED VIEW b", // after the reopen that rebuilt a and b
-	} {
-		cmd, lines, stderr := startChild(t, envCrashDir+"="+dir, envCrashMode+"=script", envCrashSQL+"="+script)
-		for range lines {
-		}
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("child: %v\n%s", err, stderr)
-		}
-	}
+	)
 	db, err := streamsql.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -712,22 +705,11 @@ func TestCrashAfterRebuildKeepsViews(t *testing.T) {
 	}
 }
 
-// TestCrashKeepsLargeWrites: large writes (their segments go to the segment log, and their
-// Pebble batch is not synced: their commit record in the log is) survive a process that dies
-// right after they return, on a new database and after a reopen (found by review: a new
-// database's first large INSERT was lost).
-func TestCrashKeepsLargeWrites(t *testing.T) {
-	var rows strings.Builder
-	for i := 0; i < 200; i++ {
-		fmt.Fprintf(&rows, "%s(%d, 'row %d, long enough that the segments are large')", map[bool]string{true: "", false: ", "}[i == 0], i, i)
-	}
-	dir := filepath.Join(t.TempDir(), "db")
-	for _, script := range []string{
-		// 200 rows (a small write), then 40000 (a large one).
-		"CREATE TABLE t (id BIGINT, s VARCHAR); INSERT INTO t VALUES " + rows.String() + "; " +
-			"INSERT INTO t SELECT a.id * 1000 + b.id + 1000, a.s FROM t AS a, t AS b",
-		"INSERT INTO t SELECT id + 1000000000, s FROM t",
-	} {
+// runScripts runs each script in a child process that exits without Close right after it
+// (as a kill -9 would), one after the other on the database at dir.
+func runScripts(t *testing.T, dir string, scripts ...string) {
+	t.Helper()
+	for _, script := range scripts {
 		cmd, lines, stderr := startChild(t, envCrashDir+"="+dir, envCrashMode+"=script", envCrashSQL+"="+script)
 		for range lines {
 		}
@@ -735,6 +717,23 @@ func TestCrashKeepsLargeWrites(t *testing.T) {
 			t.Fatalf("child: %v\n%s", err, stderr)
 		}
 	}
+}
+
+// TestCrashKeepsLargeWrites: large writes (their segments go to the segment log, synced
+// before the Pebble batch holding their pointers commits) survive a process that dies right
+// after they return, on a new database and after a reopen.
+func TestCrashKeepsLargeWrites(t *testing.T) {
+	var rows strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&rows, "%s(%d, 'row %d, long enough that the segments are large')", map[bool]string{true: "", false: ", "}[i == 0], i, i)
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	runScripts(t, dir,
+		// 200 rows (a small write), then 40000 (a large one).
+		"CREATE TABLE t (id BIGINT, s VARCHAR); INSERT INTO t VALUES "+rows.String()+"; "+
+			"INSERT INTO t SELECT a.id * 1000 + b.id + 1000, a.s FROM t AS a, t AS b",
+		"INSERT INTO t SELECT id + 1000000000, s FROM t",
+	)
 	db, err := streamsql.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -301,8 +301,14 @@ func GroupingSets(e ast.ExprNode) ([][]int, bool) {
 // __sx_try_cast(e, 'TYPE') and returns e, the normalized type text and
 // whether it is a TRY_CAST.
 func CastOf(e ast.ExprNode) (arg ast.ExprNode, typ string, try bool, ok bool) {
+	return textCarrier(e, "__sx_cast", "__sx_try_cast")
+}
+
+// textCarrier recognizes a carrier call first(e, 'text') or second(e, 'text') and returns
+// e, the text and whether it is second.
+func textCarrier(e ast.ExprNode, first, second string) (arg ast.ExprNode, text string, isSecond bool, ok bool) {
 	fc, isFn := e.(*ast.FuncCallExpr)
-	if !isFn || len(fc.Args) != 2 || (fc.FnName.L != "__sx_cast" && fc.FnName.L != "__sx_try_cast") {
+	if !isFn || len(fc.Args) != 2 || (fc.FnName.L != first && fc.FnName.L != second) {
 		return nil, "", false, false
 	}
 	v, isVal := fc.Args[1].(*test_driver.ValueExpr)
@@ -313,25 +319,13 @@ func CastOf(e ast.ExprNode) (arg ast.ExprNode, typ string, try bool, ok bool) {
 	if !isStr {
 		return nil, "", false, false
 	}
-	return fc.Args[0], s, fc.FnName.L == "__sx_try_cast", true
+	return fc.Args[0], s, fc.FnName.L == second, true
 }
 
 // FloorToOf recognizes the carrier of Flink's FLOOR(e TO unit) and CEIL(e TO unit): the
 // operand, the unit as written in upper case and whether it rounds up.
 func FloorToOf(e ast.ExprNode) (arg ast.ExprNode, unit string, ceil bool, ok bool) {
-	fc, isFn := e.(*ast.FuncCallExpr)
-	if !isFn || len(fc.Args) != 2 || (fc.FnName.L != "__sx_floor" && fc.FnName.L != "__sx_ceil") {
-		return nil, "", false, false
-	}
-	v, isVal := fc.Args[1].(*test_driver.ValueExpr)
-	if !isVal {
-		return nil, "", false, false
-	}
-	s, isStr := v.GetValue().(string)
-	if !isStr {
-		return nil, "", false, false
-	}
-	return fc.Args[0], s, fc.FnName.L == "__sx_ceil", true
+	return textCarrier(e, "__sx_floor", "__sx_ceil")
 }
 
 // Parse splits text on top-level ';' (not inside strings, comments or quoted
