@@ -9,17 +9,18 @@ import (
 )
 
 // Time formats of DATE_FORMAT, FROM_UNIXTIME, TO_TIMESTAMP, TO_DATE and UNIX_TIMESTAMP, in
-// UTC. A format is Flink's (Java's) pattern — letters y M d H m s S, text in single quotes
-// ('' is a quote), other characters as they are — or, when it contains '%', a strftime
-// pattern as DuckDB's: %Y %y %m %d %H %M %S %g (milliseconds) %f (microseconds) %b %B %%.
+// UTC. A format is Flink's (Java's) pattern — letters y M d D (day of the year) H h (1-12)
+// a (AM/PM) E (the day's name) m s S, text in single quotes ('' is a quote), other
+// characters as they are — or, when it contains '%', a strftime pattern as DuckDB's: %Y %y
+// %m %d %j %H %I %p %a %A %M %S %g (milliseconds) %f (microseconds) %b %B %%.
 
 // defaultTimeFormat is Flink's format of FROM_UNIXTIME, TO_TIMESTAMP and UNIX_TIMESTAMP.
 const defaultTimeFormat = "yyyy-MM-dd HH:mm:ss"
 
 // timeField is one element of a time layout: literal text, or a field of the time.
 type timeField struct {
-	letter byte   // 0 for literal text; else the Java letter y M d H m s S
-	width  int    // digits (zero-padded); for M, 3 is the month's abbreviation and 4 its name
+	letter byte   // 0 for literal text; else the Java letter y M d D H h a E m s S
+	width  int    // digits (zero-padded); for M and E, 3 is the name's abbreviation and 4 the name
 	text   string // the literal text
 }
 
@@ -29,12 +30,17 @@ type timeLayout []timeField
 var monthNames = [...]string{"January", "February", "March", "April", "May", "June", "July",
 	"August", "September", "October", "November", "December"}
 
+// dayNames are the days of the week from Sunday.
+var dayNames = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+
 // strftimeFields are the strftime conversions, as the Java fields they stand for.
 var strftimeFields = map[byte]timeField{
 	'Y': {letter: 'y', width: 4}, 'y': {letter: 'y', width: 2}, 'm': {letter: 'M', width: 2},
 	'd': {letter: 'd', width: 2}, 'H': {letter: 'H', width: 2}, 'M': {letter: 'm', width: 2},
 	'S': {letter: 's', width: 2}, 'g': {letter: 'S', width: 3}, 'f': {letter: 'S', width: 6},
-	'b': {letter: 'M', width: 3}, 'B': {letter: 'M', width: 4},
+	'b': {letter: 'M', width: 3}, 'B': {letter: 'M', width: 4}, 'j': {letter: 'D', width: 3},
+	'I': {letter: 'h', width: 2}, 'p': {letter: 'a', width: 1}, 'a': {letter: 'E', width: 3},
+	'A': {letter: 'E', width: 4},
 }
 
 // compileTimeFormat compiles the format f of function fn.
@@ -54,17 +60,21 @@ func compileTimeFormat(fn, f string) (timeLayout, error) {
 			l = l.literal(text)
 			i += n
 		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			if !strings.ContainsRune("yMdHmsS", rune(c)) {
-				return nil, fmt.Errorf("function %s: pattern letter '%c' in format '%s' is not supported (use y M d H m s S, and quote text as 'T')", fn, c, f)
+			if !strings.ContainsRune("yMdDHhaEmsS", rune(c)) {
+				return nil, fmt.Errorf("function %s: pattern letter '%c' in format '%s' is not supported (use y M d D H h a E m s S, and quote text as 'T')", fn, c, f)
 			}
 			n := 1
 			for i+n < len(f) && f[i+n] == c {
 				n++
 			}
-			if c == 'M' {
-				n = min(n, 4)
+			width := n
+			switch c {
+			case 'M':
+				width = min(n, 4)
+			case 'E':
+				width = max(3, min(n, 4)) // E, EE and EEE are the abbreviation
 			}
-			l = append(l, timeField{letter: c, width: n})
+			l = append(l, timeField{letter: c, width: width})
 			i += n
 		default:
 			l = l.literal(string(c))
@@ -114,7 +124,7 @@ func compileStrftime(fn, f string) (timeLayout, error) {
 		}
 		tf, ok := strftimeFields[f[i]]
 		if !ok {
-			return nil, fmt.Errorf("function %s: %%%c in format '%s' is not supported (use %%Y %%y %%m %%d %%H %%M %%S %%g %%f %%b %%B %%%%)", fn, f[i], f)
+			return nil, fmt.Errorf("function %s: %%%c in format '%s' is not supported (use %%Y %%y %%m %%d %%j %%H %%I %%p %%a %%A %%M %%S %%g %%f %%b %%B %%%%)", fn, f[i], f)
 		}
 		l = append(l, tf)
 	}
@@ -159,8 +169,22 @@ func (l timeLayout) format(ms int64) string {
 			v = mo
 		case 'd':
 			v = d
+		case 'D':
+			v = days - daysFromCivil(y, 1, 1) + 1
 		case 'H':
 			v = inDay / 3_600_000
+		case 'h':
+			v = (inDay/3_600_000+11)%12 + 1
+		case 'a':
+			b = append(b, halfDay(inDay)...)
+			continue
+		case 'E':
+			name := dayNames[days-types.FloorDiv(days+4, 7)*7+4] // 1970-01-01 was a Thursday
+			if f.width == 3 {
+				name = name[:3]
+			}
+			b = append(b, name...)
+			continue
 		case 'm':
 			v = inDay / 60_000 % 60
 		case 's':
@@ -173,6 +197,14 @@ func (l timeLayout) format(ms int64) string {
 		b = appendPadded(b, v, f.width)
 	}
 	return string(b)
+}
+
+// halfDay is AM or PM, for the milliseconds into a day.
+func halfDay(inDay int64) string {
+	if inDay < 12*3_600_000 {
+		return "AM"
+	}
+	return "PM"
 }
 
 // appendPadded appends v in decimal, zero-padded to width digits.
@@ -194,19 +226,32 @@ func appendPadded(b []byte, v int64, width int) []byte {
 // two-digit year yy is 1969-2068 (as POSIX's %y).
 func (l timeLayout) parse(s string) (ms int64, ok bool) {
 	y, mo, d := int64(1970), int64(1), int64(1)
-	var h, mi, sec, frac int64
+	var h, mi, sec, frac, doy int64
+	pm := int64(-1) // a: 0 AM, 1 PM
 	for i, f := range l {
-		if f.letter == 0 {
+		var name int64
+		switch {
+		case f.letter == 0:
 			if !strings.HasPrefix(s, f.text) {
 				return 0, false
 			}
 			s = s[len(f.text):]
 			continue
-		}
-		if f.letter == 'M' && f.width >= 3 {
-			if mo, s = parseMonthName(s, f.width == 3); mo == 0 {
+		case f.letter == 'M' && f.width >= 3:
+			if mo, s = parseName(s, monthNames[:], f.width == 3); mo == 0 {
 				return 0, false
 			}
+			continue
+		case f.letter == 'E': // the day's name is read, not checked against the date
+			if name, s = parseName(s, dayNames[:], f.width == 3); name == 0 {
+				return 0, false
+			}
+			continue
+		case f.letter == 'a':
+			if pm, s = parseName(s, []string{"AM", "PM"}, false); pm == 0 {
+				return 0, false
+			}
+			pm--
 			continue
 		}
 		most := len(s)
@@ -234,7 +279,9 @@ func (l timeLayout) parse(s string) (ms int64, ok bool) {
 			mo = v
 		case 'd':
 			d = v
-		case 'H':
+		case 'D':
+			doy = v
+		case 'H', 'h':
 			h = v
 		case 'm':
 			mi = v
@@ -246,16 +293,28 @@ func (l timeLayout) parse(s string) (ms int64, ok bool) {
 		}
 		s = s[n:]
 	}
+	if pm >= 0 { // h is 1 to 12, 12 AM being midnight
+		if h < 1 || h > 12 {
+			return 0, false
+		}
+		h = h%12 + 12*pm
+	}
 	if s != "" || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo) || h > 23 || mi > 59 || sec > 59 || y > 200_000_000 {
 		return 0, false
 	}
-	return daysFromCivil(y, mo, d)*types.MsPerDay + h*3_600_000 + mi*60_000 + sec*1000 + frac, true
+	days := daysFromCivil(y, mo, d)
+	if doy > 0 { // a day of the year stands for the month and day
+		if days = daysFromCivil(y, 1, 1) + doy - 1; doy > daysFromCivil(y+1, 1, 1)-daysFromCivil(y, 1, 1) {
+			return 0, false
+		}
+	}
+	return days*types.MsPerDay + h*3_600_000 + mi*60_000 + sec*1000 + frac, true
 }
 
-// parseMonthName reads a month's name (short: its first three letters) at the start of s,
-// in any case; it returns the month (0: none) and the rest of s.
-func parseMonthName(s string, short bool) (int64, string) {
-	for i, name := range monthNames {
+// parseName reads one of names (short: its first three letters) at the start of s, in any
+// case; it returns its place from 1 (0: none) and the rest of s.
+func parseName(s string, names []string, short bool) (int64, string) {
+	for i, name := range names {
 		if short {
 			name = name[:3]
 		}
