@@ -1642,3 +1642,41 @@ func TestOuterJoinChangelogUpdatedSide(t *testing.T) {
 		}
 	}
 }
+
+// Append of a decimal128 column wider than the table's DECIMAL: a value that fits is taken,
+// one that does not is an error — also one too wide to raise to the table's scale in 128
+// bits (it panicked; found by review) — and the database stays open.
+func TestDBAppendWideDecimal(t *testing.T) {
+	db := openT(t, "")
+	ctx := context.Background()
+	mustExec(t, db, `CREATE TABLE d (x DECIMAL(38,2))`)
+	dt := &arrow.Decimal128Type{Precision: 38, Scale: 0}
+	rec := func(v decimal128.Num) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt, Nullable: true}}, nil))
+		defer b.Release()
+		b.Field(0).(*array.Decimal128Builder).Append(v)
+		return b.NewRecordBatch()
+	}
+	huge, err := decimal128.FromString("99999999999999999999999999999999999999", 38, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		v   decimal128.Num
+		err string
+	}{
+		{decimal128.FromI64(123), ""},
+		{decimal128.FromI64(1e16), "value out of range for DECIMAL(18,2)"},
+		{huge, "value out of range for DECIMAL(18,2)"},
+	} {
+		r := rec(c.v)
+		err := db.Append(ctx, "d", r)
+		r.Release()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("Append of %v: %v, want %q", c.v, err, c.err)
+		}
+	}
+	if got := queryStrings(t, db, "SELECT x FROM d"); !reflect.DeepEqual(got, []string{"123.00"}) {
+		t.Errorf("d holds %v, want [123.00]", got)
+	}
+}

@@ -158,12 +158,17 @@ func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
 			var err error
 			out := ints(func(i int) int64 {
 				v := decimal128.Num(c.Value(i))
-				if d := int32(t.Scale) - dt.Scale; d > 0 {
+				d := int32(t.Scale) - dt.Scale
+				// A value that does not fit before its scale rises does not after (and a wide
+				// one would overflow 128 bits rising): out of range either way.
+				fits := d <= 0 || v.FitsInPrecision(int32(t.Precision))
+				switch {
+				case fits && d > 0:
 					v = v.IncreaseScaleBy(d)
-				} else if d < 0 {
+				case d < 0:
 					v = v.ReduceScaleBy(-d, true)
 				}
-				if !v.FitsInPrecision(int32(t.Precision)) && err == nil {
+				if (!fits || !v.FitsInPrecision(int32(t.Precision))) && err == nil {
 					err = fmt.Errorf("value out of range for %s", t)
 				}
 				return int64(v.LowBits())
