@@ -264,8 +264,11 @@ const maxDeclaredPrecision = 38
 // decimalType is DECIMAL(p, s). Values are scaled int64s, of at most
 // types.MaxDecimalPrecision (18) digits: a precision declared above that, up to 38, is
 // taken as 18 — the scale kept, a value that needs more digits an error when it comes —
-// so that tables and casts written for Flink or DuckDB work.
+// so that tables and casts written for Flink or DuckDB work; unless that leaves fewer
+// integer digits than the type declares and fewer than minIntDigits (DECIMAL(38,18) would
+// hold no value of 1 or more), which is refused.
 func decimalType(p, s int) (types.T, error) {
+	const minIntDigits = 6
 	switch {
 	case s > p:
 		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): the scale exceeds the precision", p, s)
@@ -273,6 +276,9 @@ func decimalType(p, s int) (types.T, error) {
 		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): the precision is at most %d", p, s, maxDeclaredPrecision)
 	case s > types.MaxDecimalPrecision:
 		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): a scale above %d is not supported", p, s, types.MaxDecimalPrecision)
+	case p > types.MaxDecimalPrecision && types.MaxDecimalPrecision-s < min(p-s, minIntDigits):
+		return types.T{}, fmt.Errorf("DECIMAL(%d,%d): values have at most %d digits, which with scale %d leaves %d before the point; declare a smaller scale (DECIMAL(%d,%d) keeps %d)",
+			p, s, types.MaxDecimalPrecision, s, types.MaxDecimalPrecision-s, types.MaxDecimalPrecision, types.MaxDecimalPrecision-minIntDigits, minIntDigits)
 	}
 	return types.DecimalOf(min(p, types.MaxDecimalPrecision), s), nil
 }
