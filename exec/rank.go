@@ -83,8 +83,14 @@ type Ranker struct {
 	WindowEnd   int
 	EmitOnClose bool
 	Limit       int64
-	Batch       bool
-	Pos         Pos // where the function stands in the user's text: its errors say so
+	// NumberHidden: the number column is dropped downstream (ORDER BY ... LIMIT in a view),
+	// so a row's retraction and insertion that differ only in their number cancel out: a
+	// subscriber sees only the rows that left or entered. Rows numbered up to From (the
+	// OFFSET) are left out then, as they must be before the changes are netted.
+	NumberHidden bool
+	From         int64
+	Batch        bool
+	Pos          Pos // where the function stands in the user's text: its errors say so
 	// Errs, when set, receives a value's data error (a SUM out of range, whose value is then
 	// NULL) instead of it failing the push: a view's other partitions go on (see HashAgg.Errs).
 	Errs RowErrors
@@ -216,6 +222,9 @@ func (r *Ranker) emit(all bool) error {
 		out := cur
 		if !all && p.emitted != nil {
 			out = rankChanges(p.emitted, cur, outT, r.Fn == RowNumber)
+			if r.NumberHidden {
+				out = netButNumber(out, outT)
+			}
 		}
 		p.emitted = cur
 		if err := r.Out.EmitBatch(out); err != nil {
@@ -287,6 +296,35 @@ func rankChanges(old, cur *Batch, ts []types.T, byNumber bool) *Batch {
 	return Take(all, order, ts)
 }
 
+// netButNumber drops the changes of b that cancel out once its last column (the number) is
+// dropped: for rows equal in the other columns, their weights' sum is kept, by the first of
+// them whose weight has its sign, in b's order.
+func netButNumber(b *Batch, ts []types.T) *Batch {
+	if b == nil || b.N == 0 {
+		return b
+	}
+	rest := &Batch{Cols: b.Cols[:len(b.Cols)-1], N: b.N}
+	keys := make([]string, b.N)
+	net := map[string]int64{}
+	var kb []byte
+	for i := range keys {
+		kb = AllKey(kb[:0], rest, i)
+		keys[i] = string(kb)
+		net[keys[i]] += b.Weight(i)
+	}
+	var keep []int32
+	for i, k := range keys {
+		if w := b.Weight(i); net[k] != 0 && (net[k] > 0) == (w > 0) {
+			keep = append(keep, int32(i))
+			net[k] -= w
+		}
+	}
+	if len(keep) == b.N {
+		return b
+	}
+	return Take(b, keep, ts)
+}
+
 // drop frees partition k (and its entry in the store).
 func (r *Ranker) drop(k string) {
 	delete(r.parts, k)
@@ -327,6 +365,9 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 	for i, row := range rows {
 		if r.Limit >= 0 && vals[i].(int64) > r.Limit {
 			break
+		}
+		if r.NumberHidden && vals[i].(int64) <= r.From {
+			continue
 		}
 		out = append(out, append(append([]any{}, row...), vals[i]))
 	}

@@ -190,7 +190,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Rank:
 		sch := x.Schema()
 		r := &exec.Ranker{Fn: x.Fn, PartCols: x.PartCols, Order: x.Order, Types: Types(x.Input.Schema()), Arg: x.Arg,
-			Offset: x.Offset, Default: x.Default, Frame: x.Frame, ResultT: sch[len(sch)-1].T, Windowed: x.WindowEnd >= 0, WindowEnd: x.WindowEnd, EmitOnClose: x.EmitOnClose, Limit: x.Limit, Batch: bd.opt.Batch, Pos: x.Pos, Errs: bd.opt.RowErrors, Out: out}
+			Offset: x.Offset, Default: x.Default, Frame: x.Frame, ResultT: sch[len(sch)-1].T, Windowed: x.WindowEnd >= 0, WindowEnd: x.WindowEnd, EmitOnClose: x.EmitOnClose, Limit: x.Limit, NumberHidden: x.NumberHidden, From: x.From, Batch: bd.opt.Batch, Pos: x.Pos, Errs: bd.opt.RowErrors, Out: out}
 		return bd.build(x.Input, bd.stateful(r, 0))
 	case *Expand:
 		return bd.build(x.Input, exec.Output{Op: &exec.Expand{NumKeys: x.NumKeys, Sets: x.Sets, Types: Types(x.Input.Schema()), Out: out}})

@@ -175,9 +175,13 @@ type Rank struct {
 	EmitOnClose bool
 	// Limit, when >= 0, bounds a Top-N of ROW_NUMBER (LIMIT in a view, topN): only the rows
 	// numbered up to it leave the Rank, so a change below the bound emits nothing. -1: all.
-	Limit int64
-	Pos   exec.Pos // the function's place, for its errors
-	cols  []Col
+	// NumberHidden: the number is dropped above (topN), so changes that only renumber a row
+	// are netted out; rows numbered up to From (the OFFSET) are left out.
+	Limit        int64
+	NumberHidden bool
+	From         int64
+	Pos          exec.Pos // the function's place, for its errors
+	cols         []Col
 }
 
 // Expand copies each row once per grouping set for the Aggregate above it (exec.Expand):

@@ -277,7 +277,7 @@ func (b *Binder) bindLimit(l *ast.Limit, in Node, keys []exec.SortKey) (Node, er
 // as many of the tied rows as the batch query, not necessarily the same ones.
 func topN(in Node, keys []exec.SortKey, count, off int64) (Node, error) {
 	sch := in.Schema()
-	rank := &Rank{Input: in, Fn: exec.RowNumber, Order: keys, Offset: 1, WindowEnd: -1, Limit: -1,
+	rank := &Rank{Input: in, Fn: exec.RowNumber, Order: keys, Offset: 1, WindowEnd: -1, Limit: -1, NumberHidden: true,
 		cols: append(slices.Clone(sch), Col{Name: "row_number", T: types.TBigInt})}
 	rn := &exec.ColRef{Idx: len(sch), T: types.TBigInt, Name: "row_number"}
 	var pred exec.Expr
@@ -293,6 +293,7 @@ func topN(in Node, keys []exec.SortKey, count, off int64) (Node, error) {
 		if err := bound(">", off); err != nil {
 			return nil, err
 		}
+		rank.From = off
 	}
 	if count >= 0 && count <= math.MaxInt64-off { // OFFSET alone is LIMIT MaxInt64 OFFSET off
 		if err := bound("<=", off+count); err != nil {
