@@ -1447,17 +1447,7 @@ func TestSubscribeOpLabels(t *testing.T) {
 	mustExec(t, db, "CREATE MATERIALIZED VIEW sg AS SELECT g, SUM(v) AS total FROM s GROUP BY g")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW copy AS SELECT v, k FROM s WHERE v > 0")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW dg AS SELECT DISTINCT g FROM s")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sub := func(view string) *streamsql.Rows {
-		rows, err := db.QueryContext(ctx, "SUBSCRIBE "+view+" WITH (snapshot = false)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rows.Close() })
-		return rows
-	}
-	sg, cp, dg := sub("sg"), sub("copy"), sub("dg")
+	sg, cp, dg := subscribeChanges(t, db, "sg"), subscribeChanges(t, db, "copy"), subscribeChanges(t, db, "dg")
 	// A change that leaves a group's row as it was sends nothing: another row of group 1
 	// (DISTINCT), then the one of group 4.
 	mustExec(t, db, "INSERT INTO s VALUES (3, 1, 0)")
@@ -1493,7 +1483,7 @@ func TestSubscribeOpLabels(t *testing.T) {
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 50), (1, 40)")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW top2 AS SELECT p, v, rn FROM (SELECT p, v, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM sc) WHERE rn <= 2")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW top2v AS SELECT p, v FROM (SELECT p, v, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM sc) WHERE rn <= 2")
-	top, topv := sub("top2"), sub("top2v")
+	top, topv := subscribeChanges(t, db, "top2"), subscribeChanges(t, db, "top2v")
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 10)")
 	mustExec(t, db, "INSERT INTO sc VALUES (1, 45)")
 	if got, want := nextChanges(t, top, 2), []change{{"-U", "1|40|2"}, {"+U", "1|45|2"}}; !reflect.DeepEqual(got, want) {
@@ -1690,17 +1680,7 @@ func TestSubscribeOrderLimitView(t *testing.T) {
 	mustExec(t, db, "INSERT INTO t VALUES (1, 10), (2, 20), (3, 30), (4, 25)")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW top2 AS SELECT id, v FROM t ORDER BY v DESC LIMIT 2")
 	mustExec(t, db, "CREATE MATERIALIZED VIEW second AS SELECT id FROM t ORDER BY v DESC LIMIT 2 OFFSET 1")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sub := func(view string) *streamsql.Rows {
-		rows, err := db.QueryContext(ctx, "SUBSCRIBE "+view+" WITH (snapshot = false)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rows.Close() })
-		return rows
-	}
-	top2, second := sub("top2"), sub("second")
+	top2, second := subscribeChanges(t, db, "top2"), subscribeChanges(t, db, "second")
 	mustExec(t, db, "UPDATE t SET v = 5 WHERE id = 3") // 4 moves up from second to first
 	if got, want := nextChanges(t, top2, 2), []change{{"-D", "3|30"}, {"+I", "2|20"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("top2: %v, want %v", got, want)
@@ -1709,4 +1689,18 @@ func TestSubscribeOrderLimitView(t *testing.T) {
 	if got, want := nextChanges(t, second, 2), []change{{"-D", "4"}, {"+I", "1"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("second: %v, want %v", got, want)
 	}
+}
+
+// subscribeChanges subscribes to view's changes from now on (no snapshot), until the test
+// ends.
+func subscribeChanges(t *testing.T, db *streamsql.DB, view string) *streamsql.Rows {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	rows, err := db.QueryContext(ctx, "SUBSCRIBE "+view+" WITH (snapshot = false)")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rows.Close(); cancel() })
+	return rows
 }
