@@ -411,8 +411,11 @@ func (n *Rank) explain() string {
 		}
 		text += fmt.Sprintf(" frame=%s BETWEEN %s AND %s", kind, boundText(f.Start), boundText(f.End))
 	}
-	if n.Limit >= 0 {
-		text += fmt.Sprintf(" limit=%d", n.Limit)
+	if n.NumberHidden { // ORDER BY ... LIMIT: the rows it emits
+		text += fmt.Sprintf(" rows=%d..", n.From+1)
+		if n.Limit >= 0 {
+			text += fmt.Sprint(n.Limit)
+		}
 	}
 	if n.EmitOnClose {
 		text += " (emit on window close)"

@@ -263,48 +263,30 @@ func (b *Binder) bindLimit(l *ast.Limit, in Node, keys []exec.SortKey) (Node, er
 		if len(keys) == 0 {
 			return nil, b.Stmt.ErrorAtPos(b.Stmt.KeywordPos("LIMIT", "FETCH", "OFFSET"), "LIMIT in a materialized view needs ORDER BY: it keeps the first rows of an order")
 		}
-		return topN(in, keys, count, off)
+		return topN(in, keys, count, off), nil
 	}
 	return &Limit{Input: in, Count: count, Offset: off}, nil
 }
 
 // topN is ORDER BY keys LIMIT count (-1: none) OFFSET off in a materialized view, as Flink
-// plans it: the rows of in numbered off+1 .. off+count by ROW_NUMBER() OVER (ORDER BY keys)
-// (a Filter over a Rank without partitions, whose changes retract the rows that leave the
-// range and insert those that enter it; the Rank's Limit drops the rows past the range
-// before the Filter). Its columns are in's (the number is dropped). Its rows are the batch
-// query's as a set when the keys have no ties at the range's ends; with ties there it keeps
-// as many of the tied rows as the batch query, not necessarily the same ones.
-func topN(in Node, keys []exec.SortKey, count, off int64) (Node, error) {
+// plans it: the rows of in numbered off+1 .. off+count by ROW_NUMBER() OVER (ORDER BY keys),
+// a Rank without partitions that emits only those (From, Limit), so its changes retract the
+// rows that leave the range and insert those that enter it. Its columns are in's (the number
+// is dropped: NumberHidden). Its rows are the batch query's as a set when the keys have no
+// ties at the range's ends; with ties there it keeps as many of the tied rows as the batch
+// query, not necessarily the same ones.
+func topN(in Node, keys []exec.SortKey, count, off int64) Node {
+	limited := count >= 0 && count <= math.MaxInt64-off // OFFSET alone is LIMIT MaxInt64 OFFSET off
+	if off == 0 && !limited {                           // every row
+		return in
+	}
 	sch := in.Schema()
 	rank := &Rank{Input: in, Fn: exec.RowNumber, Order: keys, Offset: 1, WindowEnd: -1, Limit: -1, NumberHidden: true,
-		cols: append(slices.Clone(sch), Col{Name: "row_number", T: types.TBigInt})}
-	rn := &exec.ColRef{Idx: len(sch), T: types.TBigInt, Name: "row_number"}
-	var pred exec.Expr
-	bound := func(op string, v int64) error {
-		c, err := exec.NewBinary(op, rn, &exec.Const{V: v, T: types.TBigInt})
-		if err == nil && pred != nil {
-			c, err = exec.NewBinary("AND", pred, c)
-		}
-		pred = c
-		return err
-	}
-	if off > 0 {
-		if err := bound(">", off); err != nil {
-			return nil, err
-		}
-		rank.From = off
-	}
-	if count >= 0 && count <= math.MaxInt64-off { // OFFSET alone is LIMIT MaxInt64 OFFSET off
-		if err := bound("<=", off+count); err != nil {
-			return nil, err
-		}
+		From: off, cols: append(slices.Clone(sch), Col{Name: "row_number", T: types.TBigInt})}
+	if limited {
 		rank.Limit = off + count
 	}
-	if pred == nil { // every row
-		return in, nil
-	}
-	return prefix(&Filter{Input: rank, Pred: pred}, len(sch)), nil
+	return prefix(rank, len(sch))
 }
 
 func (b *Binder) orderColumn(e ast.ExprNode, fieldAST []ast.ExprNode, cols []Col, fields []*ast.SelectField) (int, error) {
