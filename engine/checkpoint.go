@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -285,11 +286,11 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	} else {
 		writeAdds(s.newAdds)
 		if s.nSubs > 0 {
-			write(append([]byte{segSub}, s.newSubs...), s.nSubs)
+			write(slices.Concat(append([][]byte{{segSub}}, s.newSubs...)...), s.nSubs)
 		}
 	}
 	return written, func() {
-		s.newAdds, s.newSubs, s.nSubs = nil, s.newSubs[:0], 0
+		s.newAdds, s.newSubs, s.nSubs = nil, nil, 0
 		s.segs, s.logRows = n, logRows
 	}
 }

@@ -641,11 +641,12 @@ type viewStore struct {
 	err   error
 	// The store holds the rows as of the last checkpoint (persist) as a changelog of segs
 	// segments, logRows rows long: rows added (segAdd) and rows retracted (segSub). newAdds
-	// and newSubs (nSubs encodings, each after its length) are the changes since, which the
+	// and newSubs (nSubs encodings, each after its length, in chunks of subChunk bytes so a
+	// long run of retractions never copies what it logged) are the changes since, which the
 	// next checkpoint appends. Once spilled, the rows are in spill and dropSegs asks the next
 	// checkpoint to drop the log.
 	newAdds  []*exec.Batch
-	newSubs  []byte
+	newSubs  [][]byte
 	nSubs    int64
 	segs     uint64
 	logRows  int64
@@ -767,8 +768,22 @@ func (s *viewStore) retract(b *exec.Batch, i int, n int64) {
 	s.retracted += n
 	s.nSubs += n
 	for ; n > 0; n-- {
-		s.newSubs = append(binary.AppendUvarint(s.newSubs, uint64(len(s.kb))), s.kb...)
+		s.logSub(s.kb)
 	}
+}
+
+// subChunk is the size of a chunk of newSubs (a longer encoding gets a chunk of its own).
+const subChunk = 64 << 10
+
+// logSub appends a retraction of kb to newSubs.
+func (s *viewStore) logSub(kb []byte) {
+	need := binary.MaxVarintLen64 + len(kb)
+	last := len(s.newSubs) - 1
+	if last < 0 || len(s.newSubs[last])+need > cap(s.newSubs[last]) {
+		s.newSubs = append(s.newSubs, make([]byte, 0, max(subChunk, need)))
+		last++
+	}
+	s.newSubs[last] = append(binary.AppendUvarint(s.newSubs[last], uint64(len(kb))), kb...)
 }
 
 // add appends a batch of insertions (fresh: not in the store yet).
