@@ -62,6 +62,17 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 	if !ok {
 		return 0, 0, r.errAt(i, "invalid interval unit %s; expected one of %s", u.raw, unitList)
 	}
+	if to := r.at(k + 2); to.is("TO") && v.kind == tkString {
+		// SQL's compound form (Flink, Calcite): INTERVAL '1:30' MINUTE TO SECOND,
+		// '2 03:04:05.006' DAY TO SECOND. Text that is not one (INTERVAL '1' HOUR inside
+		// FLOOR(t + ... TO DAY)) is read as before, leaving TO to what follows.
+		if ms, ok := compoundInterval(v.val, strings.ToUpper(u.raw), strings.ToUpper(r.at(k+3).raw)); ok {
+			if sign == "-" {
+				ms = -ms
+			}
+			return ms, k + 4, nil
+		}
+	}
 	neg := sign == "-"
 	text := strings.TrimSpace(v.val)
 	if strings.HasPrefix(text, "-") {
@@ -146,4 +157,75 @@ var intervalAbbrevs = map[string]int64{
 func IntervalTextMillis(text string) (ms int64, ok bool) {
 	ms, whole, ok, _ := intervalText(text)
 	return ms, ok && whole
+}
+
+// compoundFields lists, for each `start TO end` pair of SQL's compound day-time intervals,
+// the units of the fields its text holds, largest first.
+var compoundFields = map[[2]string][]int64{
+	{"DAY", "HOUR"}:      {86_400_000, 3_600_000},
+	{"DAY", "MINUTE"}:    {86_400_000, 3_600_000, 60_000},
+	{"DAY", "SECOND"}:    {86_400_000, 3_600_000, 60_000, 1000},
+	{"HOUR", "MINUTE"}:   {3_600_000, 60_000},
+	{"HOUR", "SECOND"}:   {3_600_000, 60_000, 1000},
+	{"MINUTE", "SECOND"}: {60_000, 1000},
+}
+
+// compoundInterval reads the text of INTERVAL 'text' start TO end: '[-]d hh:mm:ss.fff' with the
+// fields the pair names (days apart by a space, the rest by colons; only seconds take a
+// fraction, of at most three digits), in milliseconds.
+func compoundInterval(text, start, end string) (int64, bool) {
+	start = strings.TrimSuffix(start, "S")
+	end = strings.TrimSuffix(end, "S")
+	units, ok := compoundFields[[2]string{start, end}]
+	if !ok {
+		return 0, false
+	}
+	text = strings.TrimSpace(text)
+	neg := strings.HasPrefix(text, "-")
+	text = strings.TrimPrefix(strings.TrimPrefix(text, "-"), "+")
+	var fields []string
+	if start == "DAY" {
+		d, rest, found := strings.Cut(text, " ")
+		if !found {
+			return 0, false
+		}
+		fields = append([]string{d}, strings.Split(strings.TrimSpace(rest), ":")...)
+	} else {
+		fields = strings.Split(text, ":")
+	}
+	if len(fields) != len(units) {
+		return 0, false
+	}
+	var ms int64
+	for j, f := range fields {
+		whole, frac, hasFrac := strings.Cut(f, ".")
+		if hasFrac && (units[j] != 1000 || len(frac) == 0 || len(frac) > 3) {
+			return 0, false
+		}
+		if whole == "" || len(whole) > 9 {
+			return 0, false
+		}
+		var n int64
+		for _, c := range whole + frac {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+		for _, c := range whole {
+			n = n*10 + int64(c-'0')
+		}
+		ms += n * units[j]
+		if hasFrac {
+			f := frac + strings.Repeat("0", 3-len(frac))
+			var m int64
+			for _, c := range f {
+				m = m*10 + int64(c-'0')
+			}
+			ms += m
+		}
+	}
+	if neg {
+		ms = -ms
+	}
+	return ms, true
 }
