@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -286,7 +285,14 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	} else {
 		writeAdds(s.newAdds)
 		if s.nSubs > 0 {
-			write(slices.Concat(append([][]byte{{segSub}}, s.newSubs...)...), s.nSubs)
+			buf, kb := []byte{segSub}, []byte(nil)
+			for _, r := range s.newSubs {
+				kb = exec.AllKey(kb[:0], r.b, int(r.i))
+				for c := r.n; c > 0; c-- {
+					buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
+				}
+			}
+			write(buf, s.nSubs)
 		}
 	}
 	return written, func() {

@@ -617,19 +617,24 @@ func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt)
 // views and subscribers reading the view.
 //
 // In memory the rows are the batches of rows added (added, rows in all) less the rows
-// retracted and not yet taken out of them (minus, retracted in all): an insertion costs no
-// per-row work, a retraction one hash of its row. compact takes the retracted rows out once
-// they outnumber the rest, or before the rows are read. idx, built by the first holds and
-// kept from then on, counts each row of added.
+// retracted and not yet taken out of them (retracted in all): those in minus, and those still
+// in pending, references to the retractions' rows in the batches they came in. An insertion
+// costs no per-row work and a retraction a reference; their rows are hashed into minus in
+// bulk (settle) only when compact takes the retracted rows out, once they outnumber the rest
+// or before the rows are read, so a view that is written far more than it is read pays for
+// its retractions once per read rather than on its ingest path. idx, built by the first
+// holds and kept from then on, counts each row of added.
 //
-// Invariants: the view's rows are added minus minus as multisets (a retraction waiting for
-// its row's insertion stays in minus); retracted is minus's total and rows added's row count.
+// Invariants: the view's rows are added minus (minus + pending) as multisets (a retraction
+// waiting for its row's insertion stays in minus); retracted is the total of minus and
+// pending, and rows added's row count.
 type viewStore struct {
 	view      *viewObj
 	types     []types.T
 	added     []*exec.Batch
 	rows      int64
 	minus     *rowBag
+	pending   []rowRef
 	retracted int64
 	idx       *rowBag
 	kb        []byte
@@ -641,16 +646,22 @@ type viewStore struct {
 	err   error
 	// The store holds the rows as of the last checkpoint (persist) as a changelog of segs
 	// segments, logRows rows long: rows added (segAdd) and rows retracted (segSub). newAdds
-	// and newSubs (nSubs encodings, each after its length, in chunks of subChunk bytes so a
-	// long run of retractions never copies what it logged) are the changes since, which the
-	// next checkpoint appends. Once spilled, the rows are in spill and dropSegs asks the next
+	// and newSubs (nSubs rows, as references) are the changes since, which the next
+	// checkpoint appends. Once spilled, the rows are in spill and dropSegs asks the next
 	// checkpoint to drop the log.
 	newAdds  []*exec.Batch
-	newSubs  [][]byte
+	newSubs  []rowRef
 	nSubs    int64
 	segs     uint64
 	logRows  int64
 	dropSegs bool
+}
+
+// rowRef is n copies of row i of batch b (batches are never changed once made).
+type rowRef struct {
+	b *exec.Batch
+	i int32
+	n int64
 }
 
 var _ exec.Operator = (*viewStore)(nil)
@@ -763,27 +774,20 @@ func noMultiples(b *exec.Batch) bool {
 
 // retract takes n copies of row i of b out of the rows.
 func (s *viewStore) retract(b *exec.Batch, i int, n int64) {
-	s.kb = exec.AllKey(s.kb[:0], b, i)
-	s.minus.add(s.kb, n)
+	r := rowRef{b: b, i: int32(i), n: n}
+	s.pending = append(s.pending, r)
+	s.newSubs = append(s.newSubs, r)
 	s.retracted += n
 	s.nSubs += n
-	for ; n > 0; n-- {
-		s.logSub(s.kb)
-	}
 }
 
-// subChunk is the size of a chunk of newSubs (a longer encoding gets a chunk of its own).
-const subChunk = 64 << 10
-
-// logSub appends a retraction of kb to newSubs.
-func (s *viewStore) logSub(kb []byte) {
-	need := binary.MaxVarintLen64 + len(kb)
-	last := len(s.newSubs) - 1
-	if last < 0 || len(s.newSubs[last])+need > cap(s.newSubs[last]) {
-		s.newSubs = append(s.newSubs, make([]byte, 0, max(subChunk, need)))
-		last++
+// settle moves the pending retractions into minus.
+func (s *viewStore) settle() {
+	for _, r := range s.pending {
+		s.kb = exec.AllKey(s.kb[:0], r.b, int(r.i))
+		s.minus.add(s.kb, r.n)
 	}
-	s.newSubs[last] = append(binary.AppendUvarint(s.newSubs[last], uint64(len(kb))), kb...)
+	s.pending = nil
 }
 
 // add appends a batch of insertions (fresh: not in the store yet).
@@ -806,6 +810,7 @@ func (s *viewStore) compact() {
 	if s.retracted == 0 && len(s.added) <= 1 {
 		return
 	}
+	s.settle()
 	var out, small []*exec.Batch
 	smallRows := 0
 	flush := func() {
@@ -854,6 +859,7 @@ func (s *viewStore) compact() {
 // startSpill moves the rows into p and keeps them there from now on: under each row's key
 // encoding (which is the row), its count.
 func (s *viewStore) startSpill(p *state.Spill) {
+	s.settle()
 	counts := newRowBag()
 	for _, b := range s.added {
 		for i := 0; i < b.N; i++ {
@@ -920,6 +926,7 @@ func (s *viewStore) holds(kb []byte) (bool, error) {
 			}
 		}
 	}
+	s.settle()
 	return s.idx.count(kb) > s.minus.count(kb), nil
 }
 
