@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -274,31 +275,49 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 		n, logRows = 0, 0
 		writeAdds(s.added)
 		if s.retracted > 0 {
-			buf := []byte{segSub}
-			s.minus.eachKey(func(kb []byte, c int64) {
-				for ; c > 0; c-- {
-					buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
-				}
-			})
-			write(buf, s.retracted)
+			var subs subsWriter
+			s.settle() // (compact did, unless nothing was retracted)
+			s.minus.eachKey(subs.add)
+			write(subs.segment(), s.retracted)
 		}
 	} else {
 		writeAdds(s.newAdds)
 		if s.nSubs > 0 {
-			buf, kb := []byte{segSub}, []byte(nil)
+			var subs subsWriter
+			var kb []byte
 			for _, r := range s.newSubs {
 				kb = exec.AllKey(kb[:0], r.b, int(r.i))
-				for c := r.n; c > 0; c-- {
-					buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
-				}
+				subs.add(kb, r.n)
 			}
-			write(buf, s.nSubs)
+			write(subs.segment(), s.nSubs)
 		}
 	}
 	return written, func() {
 		s.newAdds, s.newSubs, s.nSubs = nil, nil, 0
 		s.segs, s.logRows = n, logRows
 	}
+}
+
+// subsWriter builds a segSub segment: n copies of each encoding, after its length, in chunks
+// of subsChunk bytes joined once, so that a long segment is not copied as it grows.
+type subsWriter struct{ chunks [][]byte }
+
+const subsChunk = 64 << 10
+
+func (w *subsWriter) add(kb []byte, n int64) {
+	for ; n > 0; n-- {
+		need := binary.MaxVarintLen64 + len(kb)
+		last := len(w.chunks) - 1
+		if last < 0 || len(w.chunks[last])+need > cap(w.chunks[last]) {
+			w.chunks = append(w.chunks, make([]byte, 0, max(subsChunk, need)))
+			last++
+		}
+		w.chunks[last] = append(binary.AppendUvarint(w.chunks[last], uint64(len(kb))), kb...)
+	}
+}
+
+func (w *subsWriter) segment() []byte {
+	return slices.Concat(append([][]byte{{segSub}}, w.chunks...)...)
 }
 
 // load restores the rows as a checkpoint holds them (persist).
