@@ -37,8 +37,10 @@ const ckptKey = "ckpt"
 // window keep the last watermark they received (the lateness reference for rows carrying
 // none): a view's operator states, and the numbers its keyed state is stored under, differ
 // from 9's. 11: STRING_AGG, FIRST_VALUE and LAST_VALUE keep a group's values in arrival
-// order (10's kept their multiset, or the least or greatest value, as MIN and MAX do).
-const ckptFormat = 11
+// order (10's kept their multiset, or the least or greatest value, as MIN and MAX do). 12: a
+// ranking (Top-N, ROW_NUMBER and the other window functions in a view) keeps an entry per
+// row, not per partition (exec.partKey).
+const ckptFormat = 12
 
 type checkpointInfo struct {
 	id     int64

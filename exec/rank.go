@@ -3,8 +3,10 @@ package exec
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 
 	"github.com/streamsql/streamsql/types"
@@ -96,18 +98,18 @@ type Ranker struct {
 	Errs RowErrors
 	Out  Output
 
-	parts map[string]*rankPart
-	kb    []byte
-	// The partitions as of the last checkpoint, one entry each.
+	parts     map[string]*rankPart
+	dirtyKeys []string // the partitions changed by the current batch
+	seq       uint64   // the next row's arrival number
+	kb        []byte
+	// The partitions and rows as of the last checkpoint (see partKey).
 	ChangedKeys
 }
 
-type rankPart struct {
-	index   map[string]int
-	rows    [][]any
-	w       []int64
-	emitted *Batch
-	dirty   bool // changed by the current batch
+// topN reports whether the Ranker keeps its partitions' rows in order (rankPart.order): a
+// ranking with a limit whose changes go out after each batch ranks only the first rows.
+func (r *Ranker) topN() bool {
+	return r.Limit >= 0 && !r.Batch && !r.EmitOnClose && (r.Fn == RowNumber || r.Fn == Rank || r.Fn == DenseRank)
 }
 
 var _ Operator = (*Ranker)(nil)
@@ -143,22 +145,23 @@ func (r *Ranker) Push(_ int, m Msg) error {
 		r.kb = RowKey(r.kb[:0], b, r.PartCols, i)
 		p := r.parts[string(r.kb)]
 		if p == nil {
-			p = &rankPart{index: map[string]int{}}
+			p = newRankPart(r.topN())
 			r.parts[string(r.kb)] = p
+		}
+		if !p.dirty {
+			p.dirty = true
+			r.mark(string(r.kb), "")
+			if !r.Batch && !r.EmitOnClose {
+				r.dirtyKeys = append(r.dirtyKeys, string(r.kb))
+			}
 		}
 		vb = AllKey(vb[:0], b, i)
 		j, ok := p.index[string(vb)]
 		if !ok {
-			j = len(p.rows)
-			p.index[string(vb)] = j
-			p.rows = append(p.rows, b.Row(i))
-			p.w = append(p.w, 0)
+			j = p.slot(vb, b.Row(i), &r.seq)
 		}
-		p.w[j] += b.Weight(i)
-		if !p.dirty || r.EmitOnClose { // (dirty is reset when a partition's changes go out)
-			r.Mark(string(r.kb))
-		}
-		p.dirty = true
+		p.add(j, b.Weight(i))
+		r.mark(string(r.kb), string(vb))
 	}
 	if r.Batch || r.EmitOnClose {
 		return nil
@@ -204,11 +207,10 @@ func (r *Ranker) freeComplete(w int64) {
 
 // emit sends the ranked rows of dirty partitions (all partitions at End in Batch mode).
 func (r *Ranker) emit(all bool) error {
-	keys := make([]string, 0, len(r.parts))
-	for k, p := range r.parts {
-		if all || p.dirty {
-			keys = append(keys, k)
-		}
+	keys := r.dirtyKeys
+	r.dirtyKeys = nil
+	if all {
+		keys = slices.Collect(maps.Keys(r.parts))
 	}
 	sort.Strings(keys)
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
@@ -325,37 +327,30 @@ func netButNumber(b *Batch, ts []types.T) *Batch {
 	return Take(b, keep, ts)
 }
 
-// drop frees partition k (and its entry in the store).
+// drop frees partition k (and its entries in the store).
 func (r *Ranker) drop(k string) {
+	for rk := range r.parts[k].index {
+		r.mark(k, rk)
+	}
 	delete(r.parts, k)
-	r.Mark(k)
+	r.mark(k, "")
+}
+
+// mark records that partition pk's entry (row "") or the entry of its row encoded row changed,
+// when there is a store to write it to.
+func (r *Ranker) mark(pk, row string) {
+	if r.store != nil {
+		r.Mark(partKey(pk) + row)
+	}
 }
 
 // rank orders a partition's rows and numbers them.
 func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
-	var rows [][]any
-	for j, row := range p.rows {
-		for k := int64(0); k < p.w[j]; k++ {
-			rows = append(rows, row)
-		}
+	p.settle(r.Order)
+	if p.order != nil {
+		return r.rankTop(p, outT), nil
 	}
-	// Compact away rows whose multiplicity fell to zero.
-	keep := 0
-	for j := range p.rows {
-		if p.w[j] > 0 {
-			p.rows[keep], p.w[keep] = p.rows[j], p.w[j]
-			keep++
-		}
-	}
-	if keep < len(p.rows) {
-		p.rows, p.w = p.rows[:keep], p.w[:keep]
-		p.index = make(map[string]int, keep)
-		for j, row := range p.rows {
-			var kb []byte
-			kb = AppendValuesKey(kb, row)
-			p.index[string(kb)] = j
-		}
-	}
+	rows := p.live()
 	sort.SliceStable(rows, func(a, b int) bool { return r.less(rows[a], rows[b]) })
 	vals, err := r.values(rows)
 	if err != nil {
@@ -375,6 +370,45 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 		return nil, nil
 	}
 	return RowsToBatch(out, outT), nil
+}
+
+// rankTop is rank for a Top-N: it numbers the ordered rows only up to the limit.
+func (r *Ranker) rankTop(p *rankPart, outT []types.T) *Batch {
+	var out [][]any
+	var prev []any
+	var i, rank, dense int64
+	p.order.each(func(j int32) bool {
+		row := p.rows[j]
+		for c := int64(0); c < p.w[j]; c++ {
+			i++
+			switch {
+			case i == 1:
+				rank, dense = 1, 1
+			case r.less(prev, row):
+				rank, dense = i, dense+1
+			}
+			prev = row
+			v := i
+			switch r.Fn {
+			case Rank:
+				v = rank
+			case DenseRank:
+				v = dense
+			}
+			if v > r.Limit {
+				return false
+			}
+			if r.NumberHidden && v <= r.From {
+				continue
+			}
+			out = append(out, append(append([]any{}, row...), v))
+		}
+		return true
+	})
+	if len(out) == 0 {
+		return nil
+	}
+	return RowsToBatch(out, outT)
 }
 
 // values computes the function for the sorted rows of one partition.
@@ -730,45 +764,9 @@ func (r *Ranker) less(a, b []any) bool { return rowLess(a, b, r.Order) }
 
 var _ Keyed = (*Ranker)(nil)
 
-// SaveState implements Stateful: the partitions changed since the last checkpoint go to the
-// store, each its rows and the ranked rows it last emitted; those freed leave it.
-func (r *Ranker) SaveState(*StateWriter) {
-	r.WriteChanged(func(k string) []byte {
-		p := r.parts[k]
-		if p == nil {
-			return nil
-		}
-		w := &StateWriter{}
-		w.Int(int64(len(p.rows)))
-		for j, row := range p.rows {
-			w.Row(row)
-			w.Int(p.w[j])
-		}
-		w.Batch(p.emitted)
-		w.Bool(p.dirty)
-		return w.Buf
-	})
-}
+// SaveState implements Stateful: the partitions and rows changed since the last checkpoint
+// go to the store; those freed leave it.
+func (r *Ranker) SaveState(*StateWriter) { r.WriteChanged(r.encodeState) }
 
 // LoadState implements Stateful: every stored partition is made resident.
-func (r *Ranker) LoadState(*StateReader) error {
-	r.parts = map[string]*rankPart{}
-	outT := append(append([]types.T{}, r.Types...), r.ResultT)
-	return r.EachStored(func(k, val []byte) error {
-		rd := &StateReader{Buf: val}
-		p := &rankPart{index: map[string]int{}}
-		m := rd.Len()
-		for j := 0; j < m && rd.Err() == nil; j++ {
-			row := rd.Row()
-			var kb []byte
-			kb = AppendValuesKey(kb, row)
-			p.index[string(kb)] = len(p.rows)
-			p.rows = append(p.rows, row)
-			p.w = append(p.w, rd.Int())
-		}
-		p.emitted = rd.Batch(outT)
-		p.dirty = rd.Bool()
-		r.parts[string(k)] = p
-		return rd.Err()
-	})
-}
+func (r *Ranker) LoadState(*StateReader) error { return r.loadState() }
