@@ -25,11 +25,10 @@ import (
 type rankPart struct {
 	index   map[string]int32
 	rows    [][]any
-	keys    []string // each slot's encoding
 	w       []int64
 	seq     []uint64
 	dead    []bool
-	touched []int32 // slots changed since the last settle, each once (mark)
+	touched []int32 // with order: the slots changed since the last settle, each once (mark)
 	mark    []bool
 	ndead   int
 	order   *rankOrder
@@ -48,11 +47,11 @@ func newRankPart(topN bool) *rankPart {
 // slot gives row, encoded kb and not in the partition, a new slot with arrival number *seq.
 func (p *rankPart) slot(kb []byte, row []any, seq *uint64) int32 {
 	j := int32(len(p.rows))
-	k := string(kb)
-	p.index[k] = j
-	p.rows, p.keys = append(p.rows, row), append(p.keys, k)
-	p.w, p.seq = append(p.w, 0), append(p.seq, *seq)
-	p.dead, p.mark = append(p.dead, false), append(p.mark, false)
+	p.index[string(kb)] = j
+	p.rows, p.w, p.seq, p.dead = append(p.rows, row), append(p.w, 0), append(p.seq, *seq), append(p.dead, false)
+	if p.order != nil {
+		p.mark = append(p.mark, false)
+	}
 	*seq++
 	return j
 }
@@ -60,7 +59,7 @@ func (p *rankPart) slot(kb []byte, row []any, seq *uint64) int32 {
 // add changes slot j's multiplicity by w.
 func (p *rankPart) add(j int32, w int64) {
 	p.w[j] += w
-	if !p.mark[j] {
+	if p.order != nil && !p.mark[j] {
 		p.mark[j] = true
 		p.touched = append(p.touched, j)
 	}
@@ -76,15 +75,19 @@ func (p *rankPart) before(keys []SortKey) func(a, b int32) bool {
 	}
 }
 
-// settle applies the touched slots: a slot of weight 0 dies, and order follows the weights.
+// settle applies the changes since the last: a slot of weight 0 dies, and order follows the
+// weights. Without order it looks at every slot (the caller sorts them all anyway).
 func (p *rankPart) settle(keys []SortKey) {
-	var before func(a, b int32) bool
-	if p.order != nil {
-		before = p.before(keys)
-	}
-	for _, j := range p.touched {
-		p.mark[j] = false
-		if p.order != nil {
+	if p.order == nil {
+		for j := range p.rows {
+			if p.w[j] == 0 && !p.dead[j] {
+				p.kill(int32(j))
+			}
+		}
+	} else {
+		before := p.before(keys)
+		for _, j := range p.touched {
+			p.mark[j] = false
 			in := p.order.has(j)
 			switch {
 			case p.w[j] > 0 && !in:
@@ -92,17 +95,22 @@ func (p *rankPart) settle(keys []SortKey) {
 			case p.w[j] <= 0 && in:
 				p.order.remove(j, before)
 			}
+			if p.w[j] == 0 {
+				p.kill(j)
+			}
 		}
-		if p.w[j] == 0 {
-			delete(p.index, p.keys[j])
-			p.dead[j] = true
-			p.ndead++
-		}
+		p.touched = p.touched[:0]
 	}
-	p.touched = p.touched[:0]
 	if p.ndead > 64 && 2*p.ndead > len(p.rows) {
 		p.compact()
 	}
+}
+
+// kill takes slot j's row out of the partition.
+func (p *rankPart) kill(j int32) {
+	delete(p.index, string(AppendValuesKey(nil, p.rows[j])))
+	p.dead[j] = true
+	p.ndead++
 }
 
 // compact drops the dead slots (no slot is touched).
@@ -114,14 +122,16 @@ func (p *rankPart) compact() {
 			continue
 		}
 		to[j] = n
-		p.rows[n], p.keys[n], p.w[n], p.seq[n] = p.rows[j], p.keys[j], p.w[j], p.seq[j]
-		p.index[p.keys[n]] = n
+		p.rows[n], p.w[n], p.seq[n] = p.rows[j], p.w[j], p.seq[j]
+		p.index[string(AppendValuesKey(nil, p.rows[n]))] = n
 		n++
 	}
 	clear(p.rows[n:])
-	clear(p.keys[n:])
-	p.rows, p.keys, p.w, p.seq = p.rows[:n], p.keys[:n], p.w[:n], p.seq[:n]
-	p.dead, p.mark = make([]bool, n), make([]bool, n)
+	p.rows, p.w, p.seq = p.rows[:n], p.w[:n], p.seq[:n]
+	p.dead = make([]bool, n)
+	if p.order != nil {
+		p.mark = make([]bool, n)
+	}
 	p.ndead = 0
 	if p.order != nil {
 		p.order.remap(to)
@@ -310,11 +320,12 @@ func (r *Ranker) loadState() error {
 		for _, s := range rs {
 			j := int32(len(p.rows))
 			p.index[s.key] = j
-			p.rows, p.keys, p.w, p.seq = append(p.rows, s.row), append(p.keys, s.key), append(p.w, s.w), append(p.seq, s.seq)
-			p.dead, p.mark = append(p.dead, s.w == 0), append(p.mark, s.w == 0)
-			if s.w == 0 { // retracted to nothing before the checkpoint, not yet settled
-				p.dead[j] = false
-				p.touched = append(p.touched, j)
+			p.rows, p.w, p.seq, p.dead = append(p.rows, s.row), append(p.w, s.w), append(p.seq, s.seq), append(p.dead, false)
+			if p.order != nil {
+				p.mark = append(p.mark, s.w == 0)
+				if s.w == 0 { // retracted to nothing, not yet settled
+					p.touched = append(p.touched, j)
+				}
 			}
 			r.seq = max(r.seq, s.seq+1)
 		}
