@@ -416,8 +416,8 @@ func (j *Join) emit(ps []probe, current bool) error {
 	for c, t := range j.RightT {
 		right[c] = exec.NewBuilder(t, len(ps))
 	}
-	var keep []int32 // the probes emitted, into ps
-	var ws []int64
+	keep := make([]int32, 0, len(ps)) // the probes emitted, into ps
+	ws := make([]int64, 0, len(ps))
 	weighted := false
 	for k := range ps {
 		p := &ps[k]
