@@ -735,7 +735,7 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 			return nil, b.errAt(n, "%s", err)
 		}
 		return &exec.Const{V: ts, T: types.TTimestamp}, nil
-	case "grouping":
+	case "grouping", "grouping_id": // GROUPING_ID: DuckDB's and Flink's name for the bitmask form
 		return b.bindGrouping(n, s)
 	case "timestampdiff", "timestampadd":
 		usage := map[string]string{"timestampdiff": "TIMESTAMPDIFF(unit, from, to)", "timestampadd": "TIMESTAMPADD(unit, n, t)"}[name]
