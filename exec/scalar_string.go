@@ -400,6 +400,12 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 			return nil, true, err
 		}
 		return mk(types.TBigInt, true, func(v []any) (any, error) { return int64(utf8.RuneCountInString(v[0].(string))), nil })
+	case "octet_length", "bit_length":
+		// The length of s's UTF-8 encoding in bytes, or in bits (PostgreSQL, MySQL).
+		if err := sig(1, 1, "t"); err != nil {
+			return nil, true, err
+		}
+		return &kernelExpr{t: types.TBigInt, args: args, text: callText(name, args), k: byteLength(map[string]int64{"octet_length": 1, "bit_length": 8}[name])}, true, nil
 	case "substring", "substr":
 		if err := nargs(2, 3); err != nil {
 			return nil, true, err
@@ -580,10 +586,10 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 			f = strings.HasSuffix
 		}
 		return mk(types.TBool, true, func(v []any) (any, error) { return f(v[0].(string), v[1].(string)), nil })
-	case "position", "strpos", "locate":
+	case "position", "strpos", "instr", "locate":
 		// position(sub, s) and locate(sub, s[, from]) (MySQL) take the needle first;
-		// strpos(s, sub) (PostgreSQL) the haystack. All return a 1-based character index, 0
-		// when absent.
+		// strpos(s, sub) (PostgreSQL) and instr(s, sub) (MySQL, Flink, DuckDB) the haystack.
+		// All return a 1-based character index, 0 when absent.
 		lo, hi := 2, 2
 		if name == "locate" {
 			hi = 3
@@ -601,7 +607,7 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 		}
 		return mk(types.TBigInt, true, func(v []any) (any, error) {
 			sub, s := v[0].(string), v[1].(string)
-			if name == "strpos" {
+			if name == "strpos" || name == "instr" {
 				sub, s = s, sub
 			}
 			from := int64(1)
@@ -612,6 +618,20 @@ func newStringFunc(name string, args []Expr) (e Expr, ok bool, err error) {
 		})
 	}
 	return nil, false, nil
+}
+
+// byteLength is the kernel of octet_length (unit 1) and bit_length (unit 8): the bytes of
+// each string times unit, read from the offsets without touching the text.
+func byteLength(unit int64) func(as []arrow.Array, n int) (arrow.Array, error) {
+	return func(as []arrow.Array, n int) (arrow.Array, error) {
+		sa := as[0].(*array.String)
+		dst := make([]int64, n)
+		for i := range dst {
+			dst[i] = int64(sa.ValueLen(i)) * unit
+		}
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}
 }
 
 // maxTextBytes bounds the strings REPEAT and LPAD/RPAD build, well inside the 2 GiB an
