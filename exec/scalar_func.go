@@ -21,6 +21,9 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 	if e, ok, err := newRegexpFunc(name, args); ok {
 		return e, err
 	}
+	if e, ok, err := newEncodeFunc(name, args); ok {
+		return e, err
+	}
 	if unit, ok := strings.CutPrefix(name, "extract_"); ok {
 		return newExtract(unit, args)
 	}
@@ -78,6 +81,11 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 			return nil, err
 		}
 		return &Const{V: math.Pi, T: types.TDouble}, nil
+	case "e": // Euler's number (Flink, DuckDB)
+		if err := argCount(name, args, 0, 0); err != nil {
+			return nil, err
+		}
+		return &Const{V: math.E, T: types.TDouble}, nil
 	case "date_trunc":
 		return newDateTrunc(args)
 	case "date_format", "strftime":

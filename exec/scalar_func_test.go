@@ -309,6 +309,8 @@ func TestScalarMathFuncs2(t *testing.T) {
 		}, want: srows("180")},
 		{name: "cbrt", cols: []scalarCol{scol(tyBig, -27)}, build: sfn("cbrt"), want: srows("-3")},
 		{name: "pi", build: func([]Expr) (Expr, error) { return NewFunc("pi", nil) }, want: srows("3.141592653589793")},
+		{name: "e", build: func([]Expr) (Expr, error) { return NewFunc("E", nil) }, want: srows("2.718281828459045"), typ: "DOUBLE"},
+		{name: "e arity", cols: []scalarCol{scol(tyBig, 1)}, build: sfn("e"), err: "function e expects 0 arguments, got 1"},
 		{name: "sin of text", cols: []scalarCol{scol(tyStr, "1")}, build: sfn("sin"), err: "function sin expects a number, got VARCHAR"},
 		{name: "truncate double", cols: []scalarCol{scol(tyDbl, 1.789, -1.789, nil)}, build: sfnLit(t, "truncate", big(1)), want: srows("1.7|-1.7|NULL"), typ: "DOUBLE"},
 		{name: "truncate decimal", cols: []scalarCol{scol(sdec(5, 3), "1.789", "-99.999")}, build: sfnLit(t, "truncate", big(2)), want: srows("1.78|-99.99"), typ: "DECIMAL(4,2)"},
