@@ -96,6 +96,12 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 		return newParseTime(name, args)
 	case "datediff":
 		return newDateDiff(args)
+	case "epoch_ms":
+		return newEpochMs(args)
+	case "make_date":
+		return newMakeDate(args)
+	case "last_day":
+		return newLastDay(args)
 	}
 	if _, ok := floatFuncs[name]; ok {
 		return newFloatFunc(name, args)

@@ -404,6 +404,34 @@ func TestScalarTimeFormats(t *testing.T) {
 	})
 }
 
+func TestScalarDateParts(t *testing.T) {
+	runScalarCases(t, []scalarCase{
+		{name: "epoch_ms of a timestamp", cols: []scalarCol{scol(tyTS, "2024-01-02 03:04:05.678", "1969-12-31 23:59:59.999", nil)}, build: sfn("epoch_ms"),
+			want: srows("1704164645678|-1|NULL"), typ: "BIGINT", text: "epoch_ms(a)"},
+		{name: "epoch_ms of a date", cols: []scalarCol{scol(tyDate, "1970-01-02")}, build: sfn("epoch_ms"), want: srows("86400000"), typ: "BIGINT"},
+		{name: "epoch_ms of an integer", cols: []scalarCol{scol(tyBig, 1704164645678, -1, nil)}, build: sfn("epoch_ms"),
+			want: srows("2024-01-02 03:04:05.678|1969-12-31 23:59:59.999|NULL"), typ: "TIMESTAMP(3)"},
+		{name: "epoch_ms of an INT", cols: []scalarCol{scol(tyInt, 1000)}, build: sfn("epoch_ms"), want: srows("1970-01-01 00:00:01"), typ: "TIMESTAMP(3)"},
+		{name: "epoch_ms of text", cols: []scalarCol{scol(tyStr, "1")}, build: sfn("epoch_ms"), err: "function epoch_ms expects a TIMESTAMP, DATE or integer, got VARCHAR"},
+		{name: "make_date", cols: []scalarCol{scol(tyBig, 2024, 1900, -44, 2024, nil), scol(tyInt, 2, 2, 3, nil, 1), scol(tyBig, 29, 28, 15, 1, 1)}, build: sfn("make_date"),
+			want: srows("2024-02-29|1900-02-28|-0044-03-15|NULL|NULL"), typ: "DATE", text: "make_date(a, b, c)"},
+		{name: "make_date no such day", cols: []scalarCol{scol(tyBig, 2023), scol(tyBig, 2), scol(tyBig, 29)}, build: sfn("make_date"),
+			err: "function make_date: 2023-02-29 is not a valid date"},
+		{name: "make_date month 13", cols: []scalarCol{scol(tyBig, 2023), scol(tyBig, 13), scol(tyBig, 1)}, build: sfn("make_date"),
+			err: "function make_date: 2023-13-01 is not a valid date"},
+		{name: "make_date day 0", cols: []scalarCol{scol(tyBig, 2023), scol(tyBig, 1), scol(tyBig, 0)}, build: sfn("make_date"), err: "2023-01-00 is not a valid date"},
+		{name: "make_date year out of range", cols: []scalarCol{scol(tyBig, sMaxI64), scol(tyBig, 1), scol(tyBig, 1)}, build: sfn("make_date"),
+			err: "function make_date: year 9223372036854775807 is out of range"},
+		{name: "make_date of text", cols: []scalarCol{scol(tyStr, "2023"), scol(tyBig, 1), scol(tyBig, 1)}, build: sfn("make_date"), err: "function make_date expects an integer, got VARCHAR"},
+		{name: "make_date arity", cols: []scalarCol{scol(tyBig, 2023), scol(tyBig, 1)}, build: sfn("make_date"), err: "function make_date expects 3 arguments, got 2"},
+		{name: "last_day of dates", cols: []scalarCol{scol(tyDate, "2024-02-10", "2023-02-28", "1900-02-01", "2023-12-31", "1969-04-30", nil)}, build: sfn("last_day"),
+			want: srows("2024-02-29|2023-02-28|1900-02-28|2023-12-31|1969-04-30|NULL"), typ: "DATE", text: "last_day(a)"},
+		{name: "last_day of timestamps", cols: []scalarCol{scol(tyTS, "2024-11-30 23:59:59.999", "1969-12-31 23:59:59.999")}, build: sfn("last_day"),
+			want: srows("2024-11-30|1969-12-31"), typ: "DATE"},
+		{name: "last_day of text", cols: []scalarCol{scol(tyStr, "2024-01-01")}, build: sfn("last_day"), err: "function last_day expects DATE or TIMESTAMP, got VARCHAR"},
+	})
+}
+
 func TestScalarFloorTo(t *testing.T) {
 	floorTo := func(unit string, ceil bool) func(c []Expr) (Expr, error) {
 		return func(c []Expr) (Expr, error) { return NewFloorTo(c[0], unit, ceil) }

@@ -548,7 +548,7 @@ func addUnits(t, n, step, months int64, date bool) (int64, bool) {
 	var v int64
 	switch {
 	case months > 0:
-		const maxYears = 200_000_000 // ms since 1970 reach about 292 million years
+		const maxYears = maxCalendarYear
 		if n > 12*maxYears || n < -12*maxYears {
 			return 0, false
 		}
@@ -609,4 +609,96 @@ func monthsBetween(a, b int64) int64 {
 		months++
 	}
 	return months
+}
+
+// maxCalendarYear bounds the years of calendar arithmetic: a DATE or TIMESTAMP in
+// milliseconds since 1970 reaches about 292 million years either way.
+const maxCalendarYear = 200_000_000
+
+// newEpochMs is DuckDB's EPOCH_MS: of a TIMESTAMP (or a DATE, taken as its midnight) the
+// milliseconds since 1970-01-01 00:00:00 UTC as a BIGINT, and of an integer the TIMESTAMP
+// that many milliseconds after it.
+func newEpochMs(args []Expr) (Expr, error) {
+	if err := argCount("epoch_ms", args, 1, 1); err != nil {
+		return nil, err
+	}
+	x, out := args[0], types.TTimestamp
+	switch t := x.Type(); {
+	case t.IsTemporal():
+		if t.Kind == types.Date {
+			x = newCast(x, types.TTimestamp, false, true)
+		}
+		out = types.TBigInt
+	case t.IsInteger() || t.Kind == types.Null:
+		x = newCast(x, types.TBigInt, false, true)
+	default:
+		return nil, fmt.Errorf("function epoch_ms expects a TIMESTAMP, DATE or integer, got %s", t)
+	}
+	// Both sides are milliseconds since 1970: the values pass through unchanged.
+	return &kernelExpr{t: out, args: []Expr{x}, text: callText("epoch_ms", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		dst := make([]int64, n)
+		copy(dst, Int64s(as[0]))
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// newMakeDate is DuckDB's MAKE_DATE(year, month, day): the DATE, a data error when there is
+// no such day (February 30, month 13) or the year is beyond ±200 million.
+func newMakeDate(args []Expr) (Expr, error) {
+	if err := argCount("make_date", args, 3, 3); err != nil {
+		return nil, err
+	}
+	xs := make([]Expr, 3)
+	for i, a := range args {
+		x, err := intArg("function make_date", a)
+		if err != nil {
+			return nil, err
+		}
+		xs[i] = newCast(x, types.TBigInt, false, true)
+	}
+	return &kernelExpr{t: types.TDate, args: xs, text: callText("make_date", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		ys, ms, ds := Int64s(as[0]), Int64s(as[1]), Int64s(as[2])
+		valid, nulls := andValidity(n, as...)
+		dst := make([]int64, n)
+		for i := range dst {
+			if !isValidAt(valid, i) {
+				continue
+			}
+			y, m, d := ys[i], ms[i], ds[i]
+			if y > maxCalendarYear || y < -maxCalendarYear {
+				return nil, fmt.Errorf("function make_date: year %d is out of range", y)
+			}
+			if m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m) {
+				return nil, fmt.Errorf("function make_date: %d-%02d-%02d is not a valid date", y, m, d)
+			}
+			dst[i] = daysFromCivil(y, m, d)
+		}
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
+}
+
+// newLastDay is LAST_DAY(t) (MySQL, Flink, DuckDB): the DATE of the last day of the month
+// of the DATE or TIMESTAMP t.
+func newLastDay(args []Expr) (Expr, error) {
+	if err := argCount("last_day", args, 1, 1); err != nil {
+		return nil, err
+	}
+	x, err := temporalArg("last_day", args[0])
+	if err != nil {
+		return nil, err
+	}
+	if x.Type().Kind == types.Timestamp {
+		x = newCast(x, types.TDate, false, true)
+	}
+	return &kernelExpr{t: types.TDate, args: []Expr{x}, text: callText("last_day", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
+		src := Int64s(as[0])
+		dst := make([]int64, n)
+		for i, days := range src {
+			y, m, _ := civilFromDays(days)
+			dst[i] = daysFromCivil(y, m, daysInMonth(y, m))
+		}
+		valid, nulls := andValidity(n, as[0])
+		return makeInt64(dst, valid, nulls), nil
+	}}, nil
 }
