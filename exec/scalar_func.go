@@ -102,6 +102,8 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 		return newMakeDate(args)
 	case "last_day":
 		return newLastDay(args)
+	case "json_value", "json_extract_string":
+		return newJSONValue(name, args)
 	}
 	if _, ok := floatFuncs[name]; ok {
 		return newFloatFunc(name, args)
