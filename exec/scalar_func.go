@@ -81,7 +81,7 @@ func NewFunc(name string, args []Expr) (Expr, error) {
 			return nil, err
 		}
 		return &Const{V: math.Pi, T: types.TDouble}, nil
-	case "e": // Euler's number (Flink, DuckDB)
+	case "e": // Euler's number (Flink; DuckDB has no E())
 		if err := argCount(name, args, 0, 0); err != nil {
 			return nil, err
 		}
