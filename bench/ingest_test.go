@@ -123,23 +123,37 @@ func checkCount(b *testing.B, db *streamsql.DB, table string, want int) {
 	}
 }
 
-// queryInts returns the one row of a query whose columns are all integers.
+// queryInts returns the first row of a query whose columns are all integers.
 func queryInts(b *testing.B, db *streamsql.DB, q string) []int64 {
+	b.Helper()
+	rows := queryRows(b, db, q)
+	if len(rows) == 0 {
+		b.Fatalf("%s: no row", q)
+	}
+	return rows[0]
+}
+
+// queryRows returns the rows of a query whose columns are all integers.
+func queryRows(b *testing.B, db *streamsql.DB, q string) [][]int64 {
 	b.Helper()
 	rows, err := db.Query(q)
 	if err != nil {
 		b.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	if !rows.Next() {
-		b.Fatalf("%s: no row (%v)", q, rows.Err())
+	var out [][]int64
+	for rows.Next() {
+		row := make([]int64, len(rows.Columns()))
+		dst := make([]any, len(row))
+		for i := range row {
+			dst[i] = &row[i]
+		}
+		if err := rows.Scan(dst...); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+		out = append(out, row)
 	}
-	out := make([]int64, len(rows.Columns()))
-	dst := make([]any, len(out))
-	for i := range out {
-		dst[i] = &out[i]
-	}
-	if err := rows.Scan(dst...); err != nil {
+	if err := rows.Err(); err != nil {
 		b.Fatalf("%s: %v", q, err)
 	}
 	return out

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/streamsql/streamsql"
 )
 
 const (
@@ -68,7 +66,7 @@ func BenchmarkTopNView(b *testing.B) {
 				if i >= 0 {
 					el += time.Since(t0)
 				}
-				got = fmt.Sprint(queryAllInts(b, db, "SELECT id, v FROM top ORDER BY v DESC, id"))
+				got = fmt.Sprint(slices.Concat(queryRows(b, db, "SELECT id, v FROM top ORDER BY v DESC, id")...))
 				if err := db.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -136,30 +134,4 @@ func (l *topNLoop) apply(c *changeBatch) {
 	for _, r := range best {
 		l.top = append(l.top, r.id, r.v)
 	}
-}
-
-// queryAllInts runs q and returns every value of every row, row after row.
-func queryAllInts(b *testing.B, db *streamsql.DB, q string) []int64 {
-	b.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		b.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		row := make([]int64, len(rows.Columns()))
-		dst := make([]any, len(row))
-		for i := range row {
-			dst[i] = &row[i]
-		}
-		if err := rows.Scan(dst...); err != nil {
-			b.Fatal(err)
-		}
-		out = append(out, row...)
-	}
-	if err := rows.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return out
 }
