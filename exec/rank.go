@@ -181,7 +181,7 @@ func (r *Ranker) emitComplete(w int64) error {
 	sort.Strings(keys)
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
 	for _, k := range keys {
-		cur, err := r.rank(r.parts[k], outT)
+		cur, err := r.rank(k, r.parts[k], outT)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (r *Ranker) emit(all bool) error {
 	for _, k := range keys {
 		p := r.parts[k]
 		p.dirty = false
-		cur, err := r.rank(p, outT)
+		cur, err := r.rank(k, p, outT)
 		if err != nil {
 			return err
 		}
@@ -344,9 +344,13 @@ func (r *Ranker) mark(pk, row string) {
 	}
 }
 
-// rank orders a partition's rows and numbers them.
-func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
+// rank orders partition k's rows and numbers them.
+func (r *Ranker) rank(k string, p *rankPart, outT []types.T) (*Batch, error) {
 	p.settle(r.Order)
+	for _, row := range p.killed { // a row settled away may have an entry (EOWC: with weight 0)
+		r.mark(k, row)
+	}
+	p.killed = p.killed[:0]
 	if p.order != nil {
 		return r.rankTop(p, outT), nil
 	}

@@ -30,6 +30,7 @@ type rankPart struct {
 	dead    []bool
 	touched []int32 // with order: the slots changed since the last settle, each once (mark)
 	mark    []bool
+	killed  []string // the encodings of the rows settle took out, for the Ranker to mark
 	ndead   int
 	order   *rankOrder
 	emitted *Batch
@@ -108,7 +109,9 @@ func (p *rankPart) settle(keys []SortKey) {
 
 // kill takes slot j's row out of the partition.
 func (p *rankPart) kill(j int32) {
-	delete(p.index, string(AppendValuesKey(nil, p.rows[j])))
+	k := string(AppendValuesKey(nil, p.rows[j]))
+	delete(p.index, k)
+	p.killed = append(p.killed, k)
 	p.dead[j] = true
 	p.ndead++
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// TestReviewEOWCDropLeavesNoRowEntries: an EMIT ON WINDOW CLOSE partition holding a row
+// TestEOWCDropLeavesNoRowEntries: an EMIT ON WINDOW CLOSE partition holding a row
 // retracted to weight 0 before a checkpoint is dropped when its window completes; the
 // checkpoint after that must delete all its entries (row entries must not outlive it).
-func TestReviewEOWCDropLeavesNoRowEntries(t *testing.T) {
+func TestEOWCDropLeavesNoRowEntries(t *testing.T) {
 	ts := []types.T{types.TBigInt, types.TBigInt}
 	store := revStore{}
 	out := &revLog{}
