@@ -1,10 +1,9 @@
-package exec_test
+package exec
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -13,25 +12,25 @@ import (
 // checkpoint after that must delete all its entries (row entries must not outlive it).
 func TestEOWCDropLeavesNoRowEntries(t *testing.T) {
 	ts := []types.T{types.TBigInt, types.TBigInt}
-	store := revStore{}
+	store := memKeyed{}
 	out := &revLog{}
-	r := &exec.Ranker{Fn: exec.RowNumber, PartCols: []int{0}, Order: []exec.SortKey{{Col: 1}}, Types: ts,
-		ResultT: types.TBigInt, Limit: 3, Windowed: true, WindowEnd: 0, EmitOnClose: true, Out: exec.Output{Op: out}}
+	r := &Ranker{Fn: RowNumber, PartCols: []int{0}, Order: []SortKey{{Col: 1}}, Types: ts,
+		ResultT: types.TBigInt, Limit: 3, Windowed: true, WindowEnd: 0, EmitOnClose: true, Out: Output{Op: out}}
 	r.Attach(store)
 	push := func(rows [][]any, ws []int64) {
-		b := exec.RowsToBatch(rows, ts)
+		b := RowsToBatch(rows, ts)
 		b.W = ws
-		if err := r.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b}); err != nil {
+		if err := r.Push(0, Msg{Kind: MsgBatch, Batch: b}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	push([][]any{{int64(10), int64(1)}, {int64(10), int64(2)}}, []int64{1, 1})
 	push([][]any{{int64(10), int64(1)}}, []int64{-1}) // weight 0, not settled (EOWC)
-	r.SaveState(&exec.StateWriter{})
-	if err := r.Push(0, exec.Msg{Kind: exec.MsgWatermark, Watermark: 9}); err != nil { // window 10 closes
+	r.SaveState(&StateWriter{})
+	if err := r.Push(0, Msg{Kind: MsgWatermark, Watermark: 9}); err != nil { // window 10 closes
 		t.Fatal(err)
 	}
-	r.SaveState(&exec.StateWriter{})
+	r.SaveState(&StateWriter{})
 	if got := strings.Join(out.lines, "; "); got != "[10 2 1] 1; wm 9" {
 		t.Fatalf("emitted %s", got)
 	}

@@ -1,55 +1,34 @@
-package exec_test
+package exec
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
-	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
 )
 
-type revStore map[string][]byte
-
-func (m revStore) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
-func (m revStore) Put(k, v []byte)                    { m[string(k)] = slices.Clone(v) }
-func (m revStore) Delete(k []byte)                    { delete(m, string(k)) }
-func (m revStore) Each(fn func(k, v []byte) error) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := fn([]byte(k), m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 type revLog struct{ lines []string }
 
-func (l *revLog) Push(_ int, m exec.Msg) error {
+func (l *revLog) Push(_ int, m Msg) error {
 	switch m.Kind {
-	case exec.MsgBatch:
+	case MsgBatch:
 		for i := 0; i < m.Batch.N; i++ {
 			l.lines = append(l.lines, fmt.Sprint(m.Batch.Row(i), m.Batch.Weight(i)))
 		}
-	case exec.MsgWatermark:
+	case MsgWatermark:
 		l.lines = append(l.lines, fmt.Sprint("wm ", m.Watermark))
 	}
 	return nil
 }
 
 type revCfg struct {
-	fn                     exec.RankFunc
+	fn                     RankFunc
 	limit, from            int64
 	hidden, windowed, eowc bool
-	order                  []exec.SortKey
+	order                  []SortKey
 	negatives, late        bool
 }
 
@@ -125,10 +104,10 @@ func revGen(rng *rand.Rand, c revCfg) []revStep {
 	return steps
 }
 
-func revNew(c revCfg, out exec.Operator, store revStore) *exec.Ranker {
-	r := &exec.Ranker{Fn: c.fn, PartCols: []int{0, 1}, Order: c.order, Types: revTypes, Arg: 4, Offset: 1,
+func revNew(c revCfg, out Operator, store memKeyed) *Ranker {
+	r := &Ranker{Fn: c.fn, PartCols: []int{0, 1}, Order: c.order, Types: revTypes, Arg: 4, Offset: 1,
 		ResultT: types.TBigInt, Limit: c.limit, NumberHidden: c.hidden, From: c.from,
-		Windowed: c.windowed, WindowEnd: 1, EmitOnClose: c.eowc, Out: exec.Output{Op: out}}
+		Windowed: c.windowed, WindowEnd: 1, EmitOnClose: c.eowc, Out: Output{Op: out}}
 	if store != nil {
 		r.Attach(store)
 	}
@@ -137,29 +116,29 @@ func revNew(c revCfg, out exec.Operator, store revStore) *exec.Ranker {
 
 func revConfig(rng *rand.Rand) revCfg {
 	c := revCfg{limit: -1}
-	c.fn = []exec.RankFunc{exec.RowNumber, exec.Rank, exec.DenseRank, exec.Lag, exec.WinSum}[rng.IntN(5)]
-	if c.fn <= exec.DenseRank && rng.IntN(5) > 0 {
+	c.fn = []RankFunc{RowNumber, Rank, DenseRank, Lag, WinSum}[rng.IntN(5)]
+	if c.fn <= DenseRank && rng.IntN(5) > 0 {
 		c.limit = int64(rng.IntN(6))
 	}
-	if c.fn == exec.RowNumber && c.limit >= 0 && rng.IntN(2) == 0 {
+	if c.fn == RowNumber && c.limit >= 0 && rng.IntN(2) == 0 {
 		c.hidden, c.from = true, int64(rng.IntN(3))
 	}
 	c.windowed = rng.IntN(2) == 0
 	c.eowc = c.windowed && rng.IntN(2) == 0
-	c.order = []exec.SortKey{{Col: 2, Desc: rng.IntN(2) == 0, Nulls: exec.NullOrder(rng.IntN(3))}}
+	c.order = []SortKey{{Col: 2, Desc: rng.IntN(2) == 0, Nulls: NullOrder(rng.IntN(3))}}
 	if rng.IntN(2) == 0 {
-		c.order = append(c.order, exec.SortKey{Col: 3, Desc: rng.IntN(2) == 0})
+		c.order = append(c.order, SortKey{Col: 3, Desc: rng.IntN(2) == 0})
 	}
 	return c
 }
 
-func revMsg(st revStep) exec.Msg {
+func revMsg(st revStep) Msg {
 	if st.wm >= 0 {
-		return exec.Msg{Kind: exec.MsgWatermark, Watermark: st.wm}
+		return Msg{Kind: MsgWatermark, Watermark: st.wm}
 	}
-	b := exec.RowsToBatch(st.rows, revTypes)
+	b := RowsToBatch(st.rows, revTypes)
 	b.W = st.ws
-	return exec.Msg{Kind: exec.MsgBatch, Batch: b}
+	return Msg{Kind: MsgBatch, Batch: b}
 }
 
 // TestRankerRestoreEquivalence: a Ranker saved and restored at random points emits
@@ -172,8 +151,8 @@ func TestRankerRestoreEquivalence(t *testing.T) {
 		c.late = rng.IntN(2) == 0
 		steps := revGen(rng, c)
 		a, b := &revLog{}, &revLog{}
-		ra := revNew(c, a, revStore{})
-		store := revStore{}
+		ra := revNew(c, a, memKeyed{})
+		store := memKeyed{}
 		rb := revNew(c, b, store)
 		for si, st := range steps {
 			if err := ra.Push(0, revMsg(st)); err != nil {
@@ -183,9 +162,9 @@ func TestRankerRestoreEquivalence(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rng.IntN(3) == 0 {
-				rb.SaveState(&exec.StateWriter{})
+				rb.SaveState(&StateWriter{})
 				rb = revNew(c, b, store)
-				if err := rb.LoadState(&exec.StateReader{}); err != nil {
+				if err := rb.LoadState(&StateReader{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -193,7 +172,7 @@ func TestRankerRestoreEquivalence(t *testing.T) {
 				t.Fatalf("seed %d %+v step %d: restored vs uninterrupted\n%s", seed, c, si, d)
 			}
 		}
-		ra.SaveState(&exec.StateWriter{})
+		ra.SaveState(&StateWriter{})
 	}
 }
 
