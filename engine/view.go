@@ -621,8 +621,8 @@ func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt)
 // in pending, references to the retractions' rows in the batches they came in. An insertion
 // costs no per-row work and a retraction a reference; their rows are hashed into minus in
 // bulk (settle) only when compact takes the retracted rows out, once they outnumber the rest
-// or before the rows are read, so a view that is written far more than it is read pays for
-// its retractions once per read rather than on its ingest path. idx, built by the first
+// or before the rows are read, so a retraction is hashed once, by the next read or
+// compaction, not on the ingest path. idx, built by the first
 // holds and kept from then on, counts each row of added.
 //
 // Invariants: the view's rows are added minus (minus + pending) as multisets (a retraction

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"sort"
@@ -11,9 +12,9 @@ import (
 // rankPart is one partition of a Ranker: its distinct rows, each in a slot with its
 // multiplicity, in arrival order.
 //
-// A change to a row only updates its slot's weight and lists the slot as touched; settle then
-// takes the slots whose weight fell to 0 out (the row is gone) and, for a Top-N, moves the
-// slots into or out of order, the slots of positive weight kept sorted by the ORDER BY keys
+// A change to a row only updates its slot's weight (a Top-N's also lists the slot as touched);
+// settle then takes the slots whose weight fell to 0 out (the row is gone) and, for a Top-N,
+// moves the touched slots into or out of order, the slots of positive weight kept sorted by the ORDER BY keys
 // and then by arrival (seq), so that ranking the first N rows costs a walk of N slots rather
 // than a sort of the partition.
 //
@@ -319,7 +320,7 @@ func (r *Ranker) loadState() error {
 	}
 	for pk, p := range r.parts {
 		rs := rows[pk]
-		slices.SortFunc(rs, func(a, b stored) int { return compareUint(a.seq, b.seq) })
+		slices.SortFunc(rs, func(a, b stored) int { return cmp.Compare(a.seq, b.seq) })
 		for _, s := range rs {
 			j := int32(len(p.rows))
 			p.index[s.key] = j
@@ -345,14 +346,4 @@ func (r *Ranker) loadState() error {
 		}
 	}
 	return nil
-}
-
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
