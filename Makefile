@@ -33,11 +33,12 @@ vet: ## go vet
 fmt: ## gofmt everything
 	gofmt -w $$(git ls-files '*.go')
 
-fuzz: ## fuzz the SQL front pass, the engine, the Kafka JSON decoder and the segment decoder for 60s each
+fuzz: ## fuzz the SQL front pass, the engine, the Kafka JSON decoder, the segment decoder and JSON_VALUE for 60s each
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./sql/
 	$(GO) test -run '^$$' -fuzz FuzzExec -fuzztime 60s .
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 60s ./connector/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeSegment -fuzztime 60s ./exec/
+	$(GO) test -run '^$$' -fuzz FuzzJSONValue -fuzztime 60s ./exec/
 
 demo: ## run the quickstart through the shell on an in-memory database (non-interactively)
 	$(GO) run ./cmd/streamsql -f examples/quickstart.sql

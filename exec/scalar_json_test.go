@@ -49,3 +49,15 @@ func TestScalarJSONValue(t *testing.T) {
 		{name: "json_value arity", cols: []scalarCol{scol(tyStr, `{}`)}, build: sfn("json_value"), err: "function json_value expects 2 arguments, got 1"},
 	})
 }
+
+// FuzzJSONValue: any path and document give a value, NULL or a path error, never a panic.
+func FuzzJSONValue(f *testing.F) {
+	f.Add(`{"a":{"b":[1,"x",true,null]}}`, `$.a.b[1]`)
+	f.Add(`[{"k":"v"}]`, `$[0]['k']`)
+	f.Add(`{"a":1.50}`, `$.a`)
+	f.Fuzz(func(t *testing.T, doc, path string) {
+		if steps, err := parseJSONPath("json_value", path); err == nil {
+			jsonValue(doc, steps)
+		}
+	})
+}
