@@ -249,7 +249,7 @@ func goValue(v any, t types.T) any {
 	case types.Decimal, types.Interval:
 		return types.Display(v, t)
 	case types.Date:
-		return time.UnixMilli(v.(int64) * types.MsPerDay).UTC()
+		return time.Unix(v.(int64)*86400, 0).UTC() // in seconds: days*MsPerDay overflows int64 beyond ±292 million years
 	case types.Timestamp:
 		return time.UnixMilli(v.(int64)).UTC()
 	}

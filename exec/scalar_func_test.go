@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"math"
 	"math/rand"
 	"strings"
 	"testing"
@@ -412,6 +413,10 @@ func TestScalarDateParts(t *testing.T) {
 		{name: "epoch_ms of an integer", cols: []scalarCol{scol(tyBig, 1704164645678, -1, nil)}, build: sfn("epoch_ms"),
 			want: srows("2024-01-02 03:04:05.678|1969-12-31 23:59:59.999|NULL"), typ: "TIMESTAMP(3)"},
 		{name: "epoch_ms of an INT", cols: []scalarCol{scol(tyInt, 1000)}, build: sfn("epoch_ms"), want: srows("1970-01-01 00:00:01"), typ: "TIMESTAMP(3)"},
+		{name: "epoch_ms of a count beyond the calendar", cols: []scalarCol{scol(tyBig, int64(math.MinInt64))}, build: sfn("epoch_ms"),
+			err: "function epoch_ms: -9223372036854775808 milliseconds is out of the TIMESTAMP range"},
+		{name: "epoch_ms at the calendar's ends", cols: []scalarCol{scol(tyBig, minEpochMs, maxEpochMs)}, build: sfn("epoch_ms"),
+			want: srows("-200000000-01-01 00:00:00|200000000-12-31 23:59:59.999")},
 		{name: "epoch_ms of text", cols: []scalarCol{scol(tyStr, "1")}, build: sfn("epoch_ms"), err: "function epoch_ms expects a TIMESTAMP, DATE or integer, got VARCHAR"},
 		{name: "make_date", cols: []scalarCol{scol(tyBig, 2024, 1900, -44, 2024, nil), scol(tyInt, 2, 2, 3, nil, 1), scol(tyBig, 29, 28, 15, 1, 1)}, build: sfn("make_date"),
 			want: srows("2024-02-29|1900-02-28|-0044-03-15|NULL|NULL"), typ: "DATE", text: "make_date(a, b, c)"},

@@ -18,7 +18,8 @@ import (
 // function here. Of duplicate keys in an object, the last counts.
 //
 // Paths are the subset of SQL/JSON paths (and JSONPath) every one of those engines reads:
-// $ for the whole document, then any of .name, ['name'] (or "name") and [n], a 0-based
+// an optional mode (lax or strict, alike here), $ for the whole document, then any of .name,
+// ['name'] (or "name", also written .['name'] as in Flink's documentation) and [n], a 0-based
 // array index. A constant path is parsed when the call is built, so a malformed one is an
 // error of the statement; a path computed per row is parsed as it changes, and a malformed
 // one is a data error.
@@ -37,7 +38,17 @@ func parseJSONPath(fn, path string) ([]jsonStep, error) {
 	fail := func(format string, a ...any) ([]jsonStep, error) {
 		return nil, fmt.Errorf("function %s: invalid JSON path '%s' at character %d: %s", fn, path, i+1, fmt.Sprintf(format, a...))
 	}
-	if len(rs) == 0 || rs[0] != '$' {
+	// A mode, lax or strict (any case), may come first, as in Flink's own examples
+	// ('lax $.b', 'strict $.b'). With NULL ON EMPTY and NULL ON ERROR both read alike.
+	for _, mode := range []string{"lax", "strict"} {
+		n := len(mode)
+		if len(rs) > n && strings.EqualFold(string(rs[:n]), mode) && unicode.IsSpace(rs[n]) {
+			for i = n; i < len(rs) && unicode.IsSpace(rs[i]); i++ {
+			}
+			break
+		}
+	}
+	if i == len(rs) || rs[i] != '$' {
 		return fail("a path starts with $")
 	}
 	i++
@@ -46,6 +57,9 @@ func parseJSONPath(fn, path string) ([]jsonStep, error) {
 		switch rs[i] {
 		case '.':
 			i++
+			if i < len(rs) && rs[i] == '[' { // $.['name'] (Flink's examples): the bracket step
+				continue
+			}
 			start := i
 			for i < len(rs) && isJSONNameRune(rs[i]) {
 				i++

@@ -28,6 +28,10 @@ func TestScalarJSONValue(t *testing.T) {
 		{name: "json_value NULL path", cols: []scalarCol{scol(tyStr, `{}`)}, build: func(c []Expr) (Expr, error) {
 			return NewFunc("json_value", []Expr{c[0], &Const{T: tyNull}})
 		}, want: srows("NULL")},
+		{name: "json_value path modes and .[", cols: []scalarCol{docs(4), scol(tyStr, "lax $.a.b[1]", "STRICT  $.n", "strict $.zz", "$.['k y']")},
+			build: sfn("json_value"), want: srows("x|1.50|NULL|-3e2")},
+		{name: "json_value lax without a path", cols: []scalarCol{scol(tyStr, `{}`)}, build: sfnLit(t, "json_value", str("lax")),
+			err: "invalid JSON path 'lax' at character 1: a path starts with $"},
 		{name: "json_value path without $", cols: []scalarCol{scol(tyStr, `{}`)}, build: sfnLit(t, "json_value", str("a.b")),
 			err: "function json_value: invalid JSON path 'a.b' at character 1: a path starts with $"},
 		{name: "json_value unclosed bracket", cols: []scalarCol{scol(tyStr, `{}`)}, build: sfnLit(t, "json_value", str("$.a[0")),

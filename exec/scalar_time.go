@@ -617,7 +617,9 @@ const maxCalendarYear = 200_000_000
 
 // newEpochMs is DuckDB's EPOCH_MS: of a TIMESTAMP (or a DATE, taken as its midnight) the
 // milliseconds since 1970-01-01 00:00:00 UTC as a BIGINT, and of an integer the TIMESTAMP
-// that many milliseconds after it.
+// that many milliseconds after it. A count beyond the years MAKE_DATE accepts (±200
+// million) is a data error, as DuckDB's is beyond its range: near the ends of int64 the
+// calendar functions (CAST to DATE, DATE_TRUNC, LAST_DAY) would wrap around.
 func newEpochMs(args []Expr) (Expr, error) {
 	if err := argCount("epoch_ms", args, 1, 1); err != nil {
 		return nil, err
@@ -625,23 +627,36 @@ func newEpochMs(args []Expr) (Expr, error) {
 	x, out := args[0], types.TTimestamp
 	switch t := x.Type(); {
 	case t.IsTemporal():
-		if t.Kind == types.Date {
-			x = newCast(x, types.TTimestamp, false, true)
-		}
 		out = types.TBigInt
 	case t.IsInteger() || t.Kind == types.Null:
 		x = newCast(x, types.TBigInt, false, true)
 	default:
 		return nil, fmt.Errorf("function epoch_ms expects a TIMESTAMP, DATE or integer, got %s", t)
 	}
-	// Both sides are milliseconds since 1970: the values pass through unchanged.
+	kind := x.Type().Kind
+	// Otherwise both sides are milliseconds since 1970: the values pass through unchanged.
 	return &kernelExpr{t: out, args: []Expr{x}, text: callText("epoch_ms", args), k: func(as []arrow.Array, n int) (arrow.Array, error) {
-		dst := make([]int64, n)
-		copy(dst, Int64s(as[0]))
-		valid, nulls := andValidity(n, as[0])
-		return makeInt64(dst, valid, nulls), nil
+		return mapInt64(as[0], false, func(v int64) (int64, error) {
+			switch {
+			case kind == types.Date:
+				if v > math.MaxInt64/types.MsPerDay || v < math.MinInt64/types.MsPerDay {
+					return 0, fmt.Errorf("function epoch_ms: DATE %s is out of range", types.FormatDate(v))
+				}
+				return v * types.MsPerDay, nil
+			case kind == types.BigInt && (v < minEpochMs || v > maxEpochMs):
+				return 0, fmt.Errorf("function epoch_ms: %d milliseconds is out of the TIMESTAMP range", v)
+			}
+			return v, nil
+		})
 	}}, nil
 }
+
+// minEpochMs and maxEpochMs bound EPOCH_MS(ms): the first and last millisecond of the years
+// ±maxCalendarYear.
+var (
+	minEpochMs = daysFromCivil(-maxCalendarYear, 1, 1) * types.MsPerDay
+	maxEpochMs = daysFromCivil(maxCalendarYear+1, 1, 1)*types.MsPerDay - 1
+)
 
 // newMakeDate is DuckDB's MAKE_DATE(year, month, day): the DATE, a data error when there is
 // no such day (February 30, month 13) or the year is beyond ±200 million.

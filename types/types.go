@@ -181,7 +181,8 @@ func FormatTimestamp(ms int64) string {
 
 // FormatDate renders days since the epoch as YYYY-MM-DD.
 func FormatDate(days int64) string {
-	return time.UnixMilli(days * MsPerDay).UTC().Format("2006-01-02")
+	// In seconds: days*MsPerDay leaves int64 beyond about 292 million years.
+	return time.Unix(days*86400, 0).UTC().Format("2006-01-02")
 }
 
 // FormatDecimal renders a scaled integer with exactly scale fractional digits.
