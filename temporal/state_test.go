@@ -148,9 +148,9 @@ func TestTemporalJoinStateBounded(t *testing.T) {
 		}
 	}
 	stateOf := func() (versions, maxKey, pending int) {
-		for _, vs := range j.versions {
-			versions += len(vs)
-			maxKey = max(maxKey, len(vs))
+		for _, ks := range j.keys {
+			versions += len(ks.vs)
+			maxKey = max(maxKey, len(ks.vs))
 		}
 		return versions, maxKey, len(j.pending)
 	}

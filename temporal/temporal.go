@@ -19,6 +19,7 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/exec"
 	"github.com/streamsql/streamsql/types"
@@ -40,14 +41,20 @@ type Join struct {
 	Late     window.LateSink
 	Out      exec.Output
 
-	versions map[string][]version
-	// multi lists the keys with more than one version: the only ones free can shrink;
-	// pruned those free shrank (their oldest versions are gone).
-	multi  map[string]struct{}
-	pruned map[string]struct{}
+	// keys holds each key's state by its encoding; a key's state, once made, lives as long
+	// as the join, so probes and ints point to it.
+	keys map[string]*keyState
+	// ints finds the state of a key that is one BIGINT column by its value, without
+	// encoding it: a cache over keys.
+	ints map[int64]*keyState
+	// multi lists the keys with more than one version: the only ones free can shrink.
+	multi []*keyState
 	// late counts the late probe rows (by encoding), whose retractions are late too.
 	late map[string]int64
 	kb   []byte
+	// stamp numbers the versioned batches; kss is addVersions' scratch (each row's key).
+	stamp int
+	kss   []*keyState
 	// The versions per key as of the last checkpoint, one entry each.
 	exec.ChangedKeys
 	pending  []probe // by time then arrival, unless unsorted
@@ -56,6 +63,16 @@ type Join struct {
 	ended    [2]bool
 	started  bool
 	seq      int
+}
+
+// keyState is one key's versions, in time order.
+type keyState struct {
+	key string // the key's encoding (exec.AppendKey of its columns)
+	vs  []version
+	// pruned: free dropped some of the key's oldest versions. multi: the key is in j.multi.
+	pruned, multi bool
+	// upsert is the stamp of the last versioned batch that inserted the key.
+	upsert int
 }
 
 type version struct {
@@ -72,6 +89,8 @@ type probe struct {
 	t   int64
 	seq int
 	key string
+	// ks is key's state; nil when the key had none when the probe arrived (or was restored).
+	ks  *keyState
 	src *exec.Batch
 	i   int
 	row []any
@@ -91,9 +110,9 @@ var _ exec.Operator = (*Join)(nil)
 
 func (j *Join) init() {
 	j.started = true
-	j.versions = map[string][]version{}
-	j.multi = map[string]struct{}{}
-	j.pruned = map[string]struct{}{}
+	j.keys = map[string]*keyState{}
+	j.ints = map[int64]*keyState{}
+	j.multi = nil
 	j.late = map[string]int64{}
 	j.wm = [2]int64{exec.NoWatermark, exec.NoWatermark}
 }
@@ -127,15 +146,46 @@ func (j *Join) Push(port int, m exec.Msg) error {
 	return j.addProbes(m.Batch)
 }
 
-func (j *Join) key(b *exec.Batch, cols []int, i int) (string, bool) {
-	j.kb = j.kb[:0]
-	for _, c := range cols {
-		if b.Cols[c].IsNull(i) {
-			return "", false
-		}
-		j.kb = exec.AppendKey(j.kb, b.Cols[c], i)
+// state returns the state of the key of row i of b (columns cols); ok is false when the key
+// has a NULL. A key without state gets one when create is set, else ks is nil; either way its
+// encoding is then in j.kb.
+func (j *Join) state(b *exec.Batch, cols []int, i int, create bool) (ks *keyState, ok bool) {
+	var c *array.Int64
+	if len(cols) == 1 {
+		c, _ = b.Cols[cols[0]].(*array.Int64)
 	}
-	return string(j.kb), true
+	if c != nil {
+		if c.IsNull(i) {
+			return nil, false
+		}
+		if ks := j.ints[c.Value(i)]; ks != nil {
+			return ks, true
+		}
+	}
+	j.kb = j.kb[:0]
+	for _, col := range cols {
+		if b.Cols[col].IsNull(i) {
+			return nil, false
+		}
+		j.kb = exec.AppendKey(j.kb, b.Cols[col], i)
+	}
+	ks = j.keys[string(j.kb)]
+	if ks == nil && create {
+		ks = &keyState{key: string(j.kb)}
+		j.keys[ks.key] = ks
+	}
+	if ks != nil && c != nil {
+		j.ints[c.Value(i)] = ks
+	}
+	return ks, true
+}
+
+// stateOf returns p's key's state, nil when it has none.
+func (j *Join) stateOf(p *probe) *keyState {
+	if p.ks == nil {
+		p.ks = j.keys[p.key]
+	}
+	return p.ks
 }
 
 // addVersions records versions. A retraction whose key is re-inserted in the same batch is
@@ -145,14 +195,18 @@ func (j *Join) key(b *exec.Batch, cols []int, i int) (string, bool) {
 // probes due, they are emitted before it is recorded, so a version accepted after a probe
 // was due does not change that probe's result, however the rows were batched.
 func (j *Join) addVersions(b *exec.Batch) error {
-	reinserted := map[string]bool{}
+	// Each row's key state (nil: a NULL key); stamp marks the keys the batch inserts.
+	j.stamp++
+	kss := j.kss[:0]
 	for i := 0; i < b.N; i++ {
-		if b.Weight(i) > 0 {
-			if k, ok := j.key(b, j.RightKeys, i); ok {
-				reinserted[k] = true
-			}
+		ks, _ := j.state(b, j.RightKeys, i, true)
+		if ks != nil && b.Weight(i) > 0 {
+			ks.upsert = j.stamp
 		}
+		kss = append(kss, ks)
 	}
+	j.kss = kss
+	defer clear(kss)
 	var times []int64
 	if j.RightTime >= 0 {
 		times = exec.Int64s(b.Cols[j.RightTime])
@@ -176,19 +230,21 @@ func (j *Join) addVersions(b *exec.Batch) error {
 				earliest = j.earliestPending()
 			}
 		}
-		k, ok := j.key(b, j.RightKeys, i)
-		if !ok {
+		ks := kss[i]
+		if ks == nil {
 			continue
 		}
 		arr := min(j.wm[0], rightW)
-		v := version{t: times[i], row: b.Row(i), arr: arr}
+		var v version
 		if b.Weight(i) < 0 {
-			if reinserted[k] {
+			if ks.upsert == j.stamp {
 				continue
 			}
 			v = version{t: max(times[i], rightW), arr: arr}
+		} else {
+			v = version{t: times[i], row: b.Row(i), arr: arr}
 		}
-		j.put(k, v)
+		j.put(ks, v)
 	}
 	return nil
 }
@@ -219,16 +275,17 @@ func (j *Join) sortPending() {
 // put inserts a version in time order, after those of an equal time: the later accepted wins
 // (match takes the last), and the one it replaces stays for the retraction of a probe
 // emitted with it (emitted), until free drops it.
-func (j *Join) put(k string, v version) {
-	j.Mark(k)
-	vs := j.versions[k]
+func (j *Join) put(ks *keyState, v version) {
+	j.Mark(ks.key)
+	vs := ks.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].t > v.t })
 	vs = append(vs, version{})
 	copy(vs[i+1:], vs[i:])
 	vs[i] = v
-	j.versions[k] = vs
-	if len(vs) >= 2 && !j.ProcTime {
-		j.multi[k] = struct{}{}
+	ks.vs = vs
+	if len(vs) >= 2 && !j.ProcTime && !ks.multi {
+		ks.multi = true
+		j.multi = append(j.multi, ks)
 	}
 }
 
@@ -239,11 +296,14 @@ func (j *Join) addProbes(b *exec.Batch) error {
 		if b.Cols[j.LeftTime].IsNull(i) {
 			continue
 		}
-		k, ok := j.key(b, j.LeftKeys, i)
-		if !ok {
-			k = "\xff" // a NULL key matches nothing
+		p := probe{t: times[i], seq: j.seq, src: b, i: i, w: b.Weight(i)}
+		if ks, ok := j.state(b, j.LeftKeys, i, false); !ok {
+			p.key = "\xff" // a NULL key matches nothing
+		} else if ks != nil {
+			p.key, p.ks = ks.key, ks
+		} else {
+			p.key = string(j.kb)
 		}
-		p := probe{t: times[i], seq: j.seq, key: k, src: b, i: i, w: b.Weight(i)}
 		j.seq++
 		if j.ProcTime {
 			now = append(now, p)
@@ -305,14 +365,18 @@ func (j *Join) reportLate(p probe, w int64, count int64) {
 // arrived by then, the one with the largest time at or before p's — with ok false when that
 // is not known any more (an older version was freed and none of those kept qualifies).
 func (j *Join) emitted(p probe) (*version, bool) {
-	vs := j.versions[p.key]
+	ks := j.stateOf(&p)
+	if ks == nil {
+		return &version{}, true
+	}
+	vs := ks.vs
 	for i := len(vs) - 1; i >= 0; i-- {
 		if vs[i].t <= p.t && vs[i].arr < p.t {
 			v := vs[i]
 			return &v, true
 		}
 	}
-	if _, ok := j.pruned[p.key]; ok {
+	if ks.pruned {
 		return nil, false
 	}
 	return &version{}, true // no version had arrived: the probe joined nothing
@@ -373,19 +437,24 @@ func (j *Join) free(w int64) {
 	if j.ProcTime {
 		return
 	}
-	for k := range j.multi {
-		vs := j.versions[k]
+	kept := j.multi[:0]
+	for _, ks := range j.multi {
+		vs := ks.vs
 		i := sort.Search(len(vs), func(i int) bool { return vs[i].t > w }) - 1
 		if i > 0 {
 			vs = append([]version(nil), vs[i:]...)
-			j.versions[k] = vs
-			j.pruned[k] = struct{}{}
-			j.Mark(k)
+			ks.vs = vs
+			ks.pruned = true
+			j.Mark(ks.key)
 		}
 		if len(vs) < 2 {
-			delete(j.multi, k)
+			ks.multi = false
+		} else {
+			kept = append(kept, ks)
 		}
 	}
+	clear(j.multi[len(kept):])
+	j.multi = kept
 }
 
 // match returns the version a probe joins: the latest one when current is set, else the
@@ -394,12 +463,19 @@ func (j *Join) match(p *probe, current bool) []any {
 	if p.at != nil {
 		return p.at.row
 	}
-	vs := j.versions[p.key]
+	ks := j.stateOf(p)
+	if ks == nil {
+		return nil
+	}
+	vs := ks.vs
 	if current {
 		if len(vs) > 0 {
 			return vs[len(vs)-1].row
 		}
 		return nil
+	}
+	if n := len(vs); n > 0 && vs[n-1].t <= p.t { // the common case: the newest version
+		return vs[n-1].row
 	}
 	if i := sort.Search(len(vs), func(i int) bool { return vs[i].t > p.t }) - 1; i >= 0 {
 		return vs[i].row
@@ -566,15 +642,18 @@ func (j *Join) SaveState(w *exec.StateWriter) {
 		j.init()
 	}
 	j.WriteChanged(func(k string) []byte {
+		var ks keyState
+		if p := j.keys[k]; p != nil {
+			ks = *p
+		}
 		vw := &exec.StateWriter{}
-		vw.Int(int64(len(j.versions[k])))
-		for _, v := range j.versions[k] {
+		vw.Int(int64(len(ks.vs)))
+		for _, v := range ks.vs {
 			vw.Int(v.t)
 			vw.Int(v.arr)
 			vw.Row(v.row)
 		}
-		_, pruned := j.pruned[k]
-		vw.Bool(pruned)
+		vw.Bool(ks.pruned)
 		return vw.Buf
 	})
 	w.Int(j.wm[0])
@@ -631,12 +710,11 @@ func (j *Join) LoadState(r *exec.StateReader) error {
 		for q := 0; q < m && vr.Err() == nil; q++ {
 			vs = append(vs, version{t: vr.Int(), arr: vr.Int(), row: vr.Row()})
 		}
-		if vr.Bool() {
-			j.pruned[string(k)] = struct{}{}
-		}
-		j.versions[string(k)] = vs
+		ks := &keyState{key: string(k), vs: vs, pruned: vr.Bool()}
+		j.keys[ks.key] = ks
 		if len(vs) > 1 && !j.ProcTime {
-			j.multi[string(k)] = struct{}{}
+			ks.multi = true
+			j.multi = append(j.multi, ks)
 		}
 		return vr.Err()
 	})
