@@ -290,13 +290,20 @@ func (j *Join) put(ks *keyState, v version) {
 }
 
 func (j *Join) addProbes(b *exec.Batch) error {
-	times := exec.Int64s(b.Cols[j.LeftTime])
+	// A PROCTIME lookup has no probe time (LeftTime is not a column of it): every row probes.
+	var times []int64
+	if !j.ProcTime {
+		times = exec.Int64s(b.Cols[j.LeftTime])
+	}
 	var now []probe
 	for i := 0; i < b.N; i++ {
-		if b.Cols[j.LeftTime].IsNull(i) {
-			continue
+		p := probe{seq: j.seq, src: b, i: i, w: b.Weight(i)}
+		if times != nil {
+			if b.Cols[j.LeftTime].IsNull(i) {
+				continue
+			}
+			p.t = times[i]
 		}
-		p := probe{t: times[i], seq: j.seq, src: b, i: i, w: b.Weight(i)}
 		if ks, ok := j.state(b, j.LeftKeys, i, false); !ok {
 			p.key = "\xff" // a NULL key matches nothing
 		} else if ks != nil {
