@@ -214,11 +214,15 @@ func (r *Ranker) emit(all bool) error {
 	}
 	sort.Strings(keys)
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
-	for _, k := range keys {
+	for i, k := range keys {
 		p := r.parts[k]
 		p.dirty = false
 		cur, err := r.rank(k, p, outT)
 		if err != nil {
+			if !all { // the partitions not emitted stay dirty, for the next batch
+				p.dirty = true
+				r.dirtyKeys = append(r.dirtyKeys, keys[i:]...)
+			}
 			return err
 		}
 		out := cur
