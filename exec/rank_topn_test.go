@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -200,5 +201,34 @@ func TestTopNMatchesRanking(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRankerRetriesFailedPartitions: when ranking one partition fails (a SUM out of range,
+// with no Errs to take it), the partitions not yet emitted stay dirty: once the failing one
+// ranks again (its overflowing row retracted), the next batch emits them too.
+func TestRankerRetriesFailedPartitions(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TBigInt}
+	out := &changeSum{m: map[string]int64{}}
+	r := &Ranker{Fn: WinSum, PartCols: []int{0}, Order: []SortKey{{Col: 1}}, Types: ts, Arg: 1,
+		ResultT: types.TBigInt, Limit: -1, Out: Output{Op: out}}
+	push := func(w int64, rows ...[]any) error {
+		b := RowsToBatch(rows, ts)
+		b.W = make([]int64, b.N)
+		for i := range b.W {
+			b.W[i] = w
+		}
+		return r.Push(0, Msg{Kind: MsgBatch, Batch: b})
+	}
+	// Partition 1 sorts first and overflows; partition 2 is ranked after it.
+	if err := push(1, []any{int64(1), int64(math.MaxInt64)}, []any{int64(1), int64(1)}, []any{int64(2), int64(5)}); err == nil {
+		t.Fatal("no error for a SUM out of range")
+	}
+	if err := push(-1, []any{int64(1), int64(math.MaxInt64)}); err != nil {
+		t.Fatal(err)
+	}
+	want := "[1 1 1] x1\n[2 5 5] x1"
+	if got := out.String(); got != want {
+		t.Fatalf("emitted\n%s\nwant\n%s", got, want)
 	}
 }
