@@ -36,17 +36,20 @@ func (s Spec) Windows(dst [][2]int64, ts int64) [][2]int64 {
 		start := types.FloorDiv(ts, size) * size
 		return append(dst, [2]int64{start, start + size})
 	case sql.Hop:
+		// size/slide windows (size is a multiple of slide), counted rather than bounded by
+		// ts - size or an end past start + size, which overflow int64 for huge intervals.
 		slide, size := s.Args[0], s.Args[1]
 		last := types.FloorDiv(ts, slide) * slide
-		for start := last; start > ts-size; start -= slide {
+		for k := int64(0); k < size/slide; k++ {
+			start := last - k*slide
 			dst = append(dst, [2]int64{start, start + size})
 		}
 		return dst
 	case sql.Cumulate:
 		step, size := s.Args[0], s.Args[1]
 		start := types.FloorDiv(ts, size) * size
-		for end := start + step; end <= start+size; end += step {
-			if end > ts {
+		for k := int64(1); k <= size/step; k++ {
+			if end := start + k*step; end > ts {
 				dst = append(dst, [2]int64{start, end})
 			}
 		}
