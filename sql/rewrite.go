@@ -1027,6 +1027,11 @@ var windowArgNames = [...][]string{
 	Cumulate: {"DATA", "TIMECOL", "STEP", "SIZE"},
 }
 
+// maxWindowInterval bounds a window's size, slide, step or gap: 999999 days, Flink's largest
+// day-time interval (DAY(6)), so that a window's start and end stay in int64 for every
+// timestamp of the supported range (±200 million years).
+const maxWindowInterval = 999999 * 86_400_000
+
 // rewriteTVF emits TABLE(<window fn>(...)) at i as the table name __sx_tvf_<n>
 // and records the window in r.windows.
 func (r *rewriter) rewriteTVF(i int) (int, *Error) {
@@ -1160,6 +1165,9 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		}
 		if ms <= 0 {
 			return 0, r.errAt(k, "the intervals of %s must be positive", strings.ToUpper(fn.raw))
+		}
+		if ms > maxWindowInterval {
+			return 0, r.errAt(k, "the intervals of %s must be at most 999999 days (Flink's largest, DAY(6))", strings.ToUpper(fn.raw))
 		}
 		if len(w.Args) == 1 && ms%w.Args[0] != 0 {
 			what := "slide"
