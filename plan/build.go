@@ -156,7 +156,19 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		if x.Interval != nil && !bd.opt.Batch {
 			spec := *x.Interval
 			for side, n := range []Node{x.Left, x.Right} {
-				if name := scannedTable(n); name != "" && bd.opt.Late != nil {
+				if bd.opt.Late != nil {
+					// A side that is not a table or view (a UNION ALL, another join, an
+					// aggregate) still reports its late rows, named by the time column's
+					// qualifier (the subquery's alias, the table it came from), as a window
+					// over a CTE is named by the CTE.
+					name := scannedTable(n)
+					if name == "" {
+						tc := spec.LeftTime
+						if side == 1 {
+							tc = spec.RightTime
+						}
+						name = n.Schema()[tc].Table
+					}
 					sink := bd.opt.Late(name, n.Schema())
 					spec.Late[side] = func(t, w int64, row []any) { sink(window.LateRow{EventTime: t, Watermark: w, Row: row}) }
 				}
