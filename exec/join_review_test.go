@@ -13,35 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/types"
 )
-
-type jrStore map[string][]byte
-
-func (m jrStore) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
-func (m jrStore) Put(k, v []byte)                    { m[string(k)] = append([]byte(nil), v...) }
-func (m jrStore) Delete(k []byte)                    { delete(m, string(k)) }
-func (m jrStore) Each(fn func(k, v []byte) error) error {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		if err := fn([]byte(k), m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (m jrStore) clone() jrStore {
-	c := jrStore{}
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
 
 // jrNet keeps the net rows of a join's output.
 type jrNet map[string]int64
@@ -253,7 +227,7 @@ func jrRun(t *testing.T, c jrCfg, msgs []jrMsg, restarts, spills map[int]bool) (
 	out := jrNet{}
 	var late []string
 	j := jrJoin(c, out, &late)
-	store := jrStore{}
+	store := exectest.Store{}
 	j.Attach(store)
 	for i, m := range msgs {
 		if spills[i] && j.CanSpill() {
@@ -262,7 +236,7 @@ func jrRun(t *testing.T, c jrCfg, msgs []jrMsg, restarts, spills map[int]bool) (
 		if restarts[i] {
 			w := &StateWriter{}
 			j.SaveState(w)
-			store = store.clone()
+			store = store.Clone()
 			j = jrJoin(c, out, &late)
 			j.Attach(store)
 			if err := j.LoadState(&StateReader{Buf: w.Buf}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -12,7 +13,7 @@ import (
 // checkpoint after that must delete all its entries (row entries must not outlive it).
 func TestEOWCDropLeavesNoRowEntries(t *testing.T) {
 	ts := []types.T{types.TBigInt, types.TBigInt}
-	store := memKeyed{}
+	store := exectest.Store{}
 	out := &revLog{}
 	r := &Ranker{Fn: RowNumber, PartCols: []int{0}, Order: []SortKey{{Col: 1}}, Types: ts,
 		ResultT: types.TBigInt, Limit: 3, Windowed: true, WindowEnd: 0, EmitOnClose: true, Out: Output{Op: out}}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/types"
 )
 
@@ -104,7 +105,7 @@ func revGen(rng *rand.Rand, c revCfg) []revStep {
 	return steps
 }
 
-func revNew(c revCfg, out Operator, store memKeyed) *Ranker {
+func revNew(c revCfg, out Operator, store exectest.Store) *Ranker {
 	r := &Ranker{Fn: c.fn, PartCols: []int{0, 1}, Order: c.order, Types: revTypes, Arg: 4, Offset: 1,
 		ResultT: types.TBigInt, Limit: c.limit, NumberHidden: c.hidden, From: c.from,
 		Windowed: c.windowed, WindowEnd: 1, EmitOnClose: c.eowc, Out: Output{Op: out}}
@@ -151,8 +152,8 @@ func TestRankerRestoreEquivalence(t *testing.T) {
 		c.late = rng.IntN(2) == 0
 		steps := revGen(rng, c)
 		a, b := &revLog{}, &revLog{}
-		ra := revNew(c, a, memKeyed{})
-		store := memKeyed{}
+		ra := revNew(c, a, exectest.Store{})
+		store := exectest.Store{}
 		rb := revNew(c, b, store)
 		for si, st := range steps {
 			if err := ra.Push(0, revMsg(st)); err != nil {

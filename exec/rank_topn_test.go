@@ -9,28 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/types"
 )
-
-// memKeyed is a KeyedStore in memory.
-type memKeyed map[string][]byte
-
-func (m memKeyed) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
-func (m memKeyed) Put(k, v []byte)                    { m[string(k)] = slices.Clone(v) }
-func (m memKeyed) Delete(k []byte)                    { delete(m, string(k)) }
-func (m memKeyed) Each(fn func(k, v []byte) error) error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := fn([]byte(k), m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // changeSum is a multiset of rows kept by summing the weights of the changes pushed to it;
 // with dropLast, of the rows without their last column.
@@ -143,7 +124,7 @@ func TestTopNMatchesRanking(t *testing.T) {
 			from = int64(rng.IntN(3))
 		}
 		out := &changeSum{m: map[string]int64{}, dropLast: hidden}
-		store := memKeyed{}
+		store := exectest.Store{}
 		newRanker := func() *Ranker {
 			r := &Ranker{Fn: fn, PartCols: []int{0}, Order: []SortKey{{Col: 1, Desc: seed%4 < 2}},
 				Types: ts, ResultT: types.TBigInt, Limit: limit, NumberHidden: hidden, From: from, Out: Output{Op: out}}

@@ -11,36 +11,10 @@ import (
 	"testing"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/types"
 	"github.com/streamsql/streamsql/window"
 )
-
-// rsStore is a KeyedStore in memory.
-type rsStore map[string][]byte
-
-func (m rsStore) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
-func (m rsStore) Put(k, v []byte)                    { m[string(k)] = append([]byte(nil), v...) }
-func (m rsStore) Delete(k []byte)                    { delete(m, string(k)) }
-func (m rsStore) Each(fn func(k, v []byte) error) error {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		if err := fn([]byte(k), m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (m rsStore) clone() rsStore {
-	c := rsStore{}
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
 
 type rsSink struct{ log *[]string }
 
@@ -211,13 +185,13 @@ func rsJoin(c rsCfg, log *[]string) *Join {
 func rsRun(t *testing.T, c rsCfg, msgs []rsMsg, restarts map[int]bool) []string {
 	var log []string
 	j := rsJoin(c, &log)
-	store := rsStore{}
+	store := exectest.Store{}
 	j.Attach(store)
 	for i, m := range msgs {
 		if restarts[i] {
 			w := &exec.StateWriter{}
 			j.SaveState(w)
-			store = store.clone()
+			store = store.Clone()
 			j = rsJoin(c, &log)
 			j.Attach(store)
 			if err := j.LoadState(&exec.StateReader{Buf: w.Buf}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamsql/streamsql/exec"
+	"github.com/streamsql/streamsql/exec/exectest"
 	"github.com/streamsql/streamsql/sql"
 	"github.com/streamsql/streamsql/types"
 )
@@ -230,32 +231,6 @@ func rsEval(b *exec.Batch) (*exec.Batch, error) {
 
 var rsOutTypes = []types.T{types.TBigInt, types.TTimestamp, types.TTimestamp, types.TBigInt, types.TBigInt, types.TVarchar}
 
-type rsStore map[string][]byte
-
-func (m rsStore) Get(k []byte) ([]byte, bool, error) { v, ok := m[string(k)]; return v, ok, nil }
-func (m rsStore) Put(k, v []byte)                    { m[string(k)] = append([]byte(nil), v...) }
-func (m rsStore) Delete(k []byte)                    { delete(m, string(k)) }
-func (m rsStore) Each(fn func(k, v []byte) error) error {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		if err := fn([]byte(k), m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (m rsStore) clone() rsStore {
-	c := rsStore{}
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 type rsLog struct{ log *[]string }
 
 func (s rsLog) Push(_ int, m exec.Msg) error {
@@ -322,13 +297,13 @@ func rsMsgs(r *rand.Rand, n int) []exec.Msg {
 func rsRun(t *testing.T, gap int64, eowc bool, msgs []exec.Msg, restarts map[int]bool) []string {
 	var log []string
 	s := rsSession(gap, eowc, &log)
-	store := rsStore{}
+	store := exectest.Store{}
 	s.Attach(store)
 	for i, m := range msgs {
 		if restarts[i] {
 			w := &exec.StateWriter{}
 			s.SaveState(w)
-			store = store.clone()
+			store = store.Clone()
 			s = rsSession(gap, eowc, &log)
 			s.Attach(store)
 			if err := s.LoadState(&exec.StateReader{Buf: w.Buf}); err != nil {
