@@ -145,12 +145,12 @@ func (r *Ranker) Push(_ int, m Msg) error {
 		r.kb = RowKey(r.kb[:0], b, r.PartCols, i)
 		p := r.parts[string(r.kb)]
 		if p == nil {
-			p = newRankPart(r.topN())
+			p = newRankPart(string(r.kb), r.topN())
 			r.parts[string(r.kb)] = p
 		}
 		if !p.dirty {
 			p.dirty = true
-			r.mark(string(r.kb), "")
+			r.mark(p, "")
 			if !r.Batch && !r.EmitOnClose {
 				r.dirtyKeys = append(r.dirtyKeys, string(r.kb))
 			}
@@ -161,7 +161,7 @@ func (r *Ranker) Push(_ int, m Msg) error {
 			j = p.slot(vb, b.Row(i), &r.seq)
 		}
 		p.add(j, b.Weight(i))
-		r.mark(string(r.kb), string(vb))
+		r.mark(p, string(vb))
 	}
 	if r.Batch || r.EmitOnClose {
 		return nil
@@ -181,7 +181,7 @@ func (r *Ranker) emitComplete(w int64) error {
 	sort.Strings(keys)
 	outT := append(append([]types.T{}, r.Types...), r.ResultT)
 	for _, k := range keys {
-		cur, err := r.rank(k, r.parts[k], outT)
+		cur, err := r.rank(r.parts[k], outT)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (r *Ranker) emit(all bool) error {
 	for i, k := range keys {
 		p := r.parts[k]
 		p.dirty = false
-		cur, err := r.rank(k, p, outT)
+		cur, err := r.rank(p, outT)
 		if err != nil {
 			if !all { // the partitions not emitted stay dirty, for the next batch
 				p.dirty = true
@@ -333,26 +333,27 @@ func netButNumber(b *Batch, ts []types.T) *Batch {
 
 // drop frees partition k (and its entries in the store).
 func (r *Ranker) drop(k string) {
-	for rk := range r.parts[k].index {
-		r.mark(k, rk)
+	p := r.parts[k]
+	for rk := range p.index {
+		r.mark(p, rk)
 	}
 	delete(r.parts, k)
-	r.mark(k, "")
+	r.mark(p, "")
 }
 
-// mark records that partition pk's entry (row "") or the entry of its row encoded row changed,
+// mark records that partition p's entry (row "") or the entry of its row encoded row changed,
 // when there is a store to write it to.
-func (r *Ranker) mark(pk, row string) {
+func (r *Ranker) mark(p *rankPart, row string) {
 	if r.store != nil {
-		r.Mark(partKey(pk) + row)
+		r.Mark(p.stored + row)
 	}
 }
 
-// rank orders partition k's rows and numbers them.
-func (r *Ranker) rank(k string, p *rankPart, outT []types.T) (*Batch, error) {
+// rank orders a partition's rows and numbers them.
+func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 	p.settle(r.Order)
 	for _, row := range p.killed { // a row settled away may have an entry (EOWC: with weight 0)
-		r.mark(k, row)
+		r.mark(p, row)
 	}
 	p.killed = p.killed[:0]
 	if p.order != nil {

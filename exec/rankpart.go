@@ -24,6 +24,7 @@ import (
 // arrival, so slot order is seq order; order, when not nil, holds exactly the live slots of
 // positive weight as of the last settle.
 type rankPart struct {
+	stored  string // the key of the partition's entry in the store (partKey); rows' follow it
 	index   map[string]int32
 	rows    [][]any
 	w       []int64
@@ -38,8 +39,8 @@ type rankPart struct {
 	dirty   bool // changed by the current batch
 }
 
-func newRankPart(topN bool) *rankPart {
-	p := &rankPart{index: map[string]int32{}}
+func newRankPart(pk string, topN bool) *rankPart {
+	p := &rankPart{stored: partKey(pk), index: map[string]int32{}}
 	if topN {
 		p.order = &rankOrder{}
 	}
@@ -302,7 +303,7 @@ func (r *Ranker) loadState() error {
 		rd := &StateReader{Buf: val}
 		p := r.parts[pk]
 		if p == nil {
-			p = newRankPart(r.topN())
+			p = newRankPart(pk, r.topN())
 			r.parts[pk] = p
 		}
 		if row == "" {
