@@ -3,6 +3,8 @@ package exec
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/types"
@@ -23,6 +25,15 @@ func (l liveCounts) Push(_ int, m Msg) error {
 		}
 	}
 	return nil
+}
+
+func (l liveCounts) String() string {
+	var s []string
+	for k, v := range l {
+		s = append(s, fmt.Sprintf("%s x%d", k, v))
+	}
+	sort.Strings(s)
+	return strings.Join(s, "\n")
 }
 
 // TestTTLIndependentOfBatching feeds one stream — rows with the watermark before each, the

@@ -17,32 +17,6 @@ import (
 	"github.com/streamsql/streamsql/types"
 )
 
-// jrNet keeps the net rows of a join's output.
-type jrNet map[string]int64
-
-func (n jrNet) Push(_ int, m Msg) error {
-	if m.Kind != MsgBatch {
-		return nil
-	}
-	for i := 0; i < m.Batch.N; i++ {
-		k := fmt.Sprint(m.Batch.Row(i))
-		n[k] += m.Batch.Weight(i)
-		if n[k] == 0 {
-			delete(n, k)
-		}
-	}
-	return nil
-}
-
-func (n jrNet) String() string {
-	var s []string
-	for k, v := range n {
-		s = append(s, fmt.Sprintf("%s x%d", k, v))
-	}
-	sort.Strings(s)
-	return strings.Join(s, "\n")
-}
-
 type jrCfg struct {
 	kind     JoinKind
 	interval bool
@@ -168,8 +142,8 @@ func jrGen(r *rand.Rand, c jrCfg, n int) (msgs []jrMsg, applied [2]map[string]in
 }
 
 // jrBatch is the batch join of the applied rows.
-func jrBatch(c jrCfg, applied [2]map[string]int64, rowOf map[string][]any) jrNet {
-	out := jrNet{}
+func jrBatch(c jrCfg, applied [2]map[string]int64, rowOf map[string][]any) liveCounts {
+	out := liveCounts{}
 	matches := func(l, r []any) bool {
 		if l[0] == nil || r[0] == nil || l[0] != r[0] {
 			return false
@@ -223,8 +197,8 @@ func jrBatch(c jrCfg, applied [2]map[string]int64, rowOf map[string][]any) jrNet
 
 // jrRun runs msgs through a join, checkpointed and restored before the messages in restarts
 // and spilled (where it can) before those in spills.
-func jrRun(t *testing.T, c jrCfg, msgs []jrMsg, restarts, spills map[int]bool) (jrNet, []string) {
-	out := jrNet{}
+func jrRun(t *testing.T, c jrCfg, msgs []jrMsg, restarts, spills map[int]bool) (liveCounts, []string) {
+	out := liveCounts{}
 	var late []string
 	j := jrJoin(c, out, &late)
 	store := exectest.Store{}
@@ -266,11 +240,11 @@ func jrCfgOf(r *rand.Rand) jrCfg {
 	return c
 }
 
-// TestReviewJoinEqualsBatch: a streaming join's net output, once the watermarks have passed
+// TestJoinEqualsBatch: a streaming join's net output, once the watermarks have passed
 // every row, is the batch join of the rows it applied (all of them for a regular join; the
 // ones not late for an interval join), whether it ran in memory, spilled at random points,
 // or was checkpointed and restored at random points.
-func TestReviewJoinEqualsBatch(t *testing.T) {
+func TestJoinEqualsBatch(t *testing.T) {
 	for seed := uint64(0); seed < 1500; seed++ {
 		r := rand.New(rand.NewPCG(seed, 11))
 		c := jrCfgOf(r)

@@ -10,11 +10,11 @@ import (
 	"github.com/streamsql/streamsql"
 )
 
-// TestReviewOuterJoinsSpilledRestarted: regular outer joins (LEFT, RIGHT, FULL, with an extra
+// TestOuterJoinsSpilledRestarted: regular outer joins (LEFT, RIGHT, FULL, with an extra
 // condition) over upsert tables with NULL keys and duplicate values, spilled under a small
 // memory limit, checkpointed and reopened at random points, equal the batch join after every
 // round (SPEC.md sections 3 and 4).
-func TestReviewOuterJoinsSpilledRestarted(t *testing.T) {
+func TestOuterJoinsSpilledRestarted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "db")
 	opts := []streamsql.Option{streamsql.WithMemoryLimit(4 << 20), streamsql.WithCheckpointInterval(-1)}
 	db := openT(t, path, opts...)

@@ -88,11 +88,11 @@ func assignOut(bs []*exec.Batch, idCol, nIn int) []string {
 	return lines
 }
 
-// TestReviewAssignModel: every path of Assign gives each row exactly its windows that are not
+// TestAssignModel: every path of Assign gives each row exactly its windows that are not
 // complete before it (W >= window_time = end - 1 complete), and reports the row late when there
 // are none, with times around zero (before 1970 too), rows exactly at window_time and W, per-row
 // watermarks or the last watermark received.
-func TestReviewAssignModel(t *testing.T) {
+func TestAssignModel(t *testing.T) {
 	seeds := 3000
 	if testing.Short() {
 		seeds = 500
@@ -339,11 +339,11 @@ func rsNet(log []string) []string {
 	return out
 }
 
-// TestReviewSessionRestartEquivalent: a session operator saved and restored at random points
+// TestSessionRestartEquivalent: a session operator saved and restored at random points
 // gives the same net output and late rows as one run uninterrupted (SPEC.md section 4), in both
 // emit modes, with insertions, retractions (duplicates of live rows' values too) and per-row
 // watermarks.
-func TestReviewSessionRestartEquivalent(t *testing.T) {
+func TestSessionRestartEquivalent(t *testing.T) {
 	seeds := 2000
 	if testing.Short() {
 		seeds = 300
@@ -367,9 +367,9 @@ func TestReviewSessionRestartEquivalent(t *testing.T) {
 	}
 }
 
-// TestReviewSessionEmitModesAgree: the net output of the default emit (each session's last
+// TestSessionEmitModesAgree: the net output of the default emit (each session's last
 // rows) equals EMIT ON WINDOW CLOSE's (each session once, final), late rows included.
-func TestReviewSessionEmitModesAgree(t *testing.T) {
+func TestSessionEmitModesAgree(t *testing.T) {
 	for seed := 0; seed < 2000; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
 		gap := int64(1 + r.Intn(6))
@@ -382,12 +382,12 @@ func TestReviewSessionEmitModesAgree(t *testing.T) {
 	}
 }
 
-// TestReviewWindowsHugeIntervals: window assignment with very large (but accepted) intervals
+// TestWindowsHugeIntervals: window assignment with very large (but accepted) intervals
 // ends, and gives each row every window that contains it. CUMULATE's loop `end += step` went
 // past the largest int64 and wrapped (an endless loop: the view hung on its first row); HOP's
 // general path compared with ts - size, which overflowed for a time before 1970, and gave
 // the row no window (reported late) where the fast path gives two.
-func TestReviewWindowsHugeIntervals(t *testing.T) {
+func TestWindowsHugeIntervals(t *testing.T) {
 	const maxI = int64(1<<63 - 1)
 	const s = maxI / 2 // 4611686018427387903
 	ts1960 := int64(-315619199000)
