@@ -68,9 +68,12 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 	}
 	start := time.Now()
 	seq, wms := e.seq.Last(), map[*tableObj]int64{}
-	if len(e.queue) > 0 {
-		seq = e.queue[0].from
-		for _, q := range e.queue {
+	e.qmu.Lock()
+	queue := e.queue // stays queued: no delivery runs, and writes wait for the engine's lock
+	e.qmu.Unlock()
+	if len(queue) > 0 {
+		seq = queue[0].from
+		for _, q := range queue {
 			if _, ok := wms[q.t]; !ok {
 				wms[q.t] = q.prevW
 			}
@@ -134,7 +137,7 @@ func (e *Engine) checkpointAt(reason string, drain bool) error {
 		done()
 	}
 	info.bytes, info.took = total, time.Since(start)
-	e.ckpt, e.ckptID, e.dirty = info, info.id, len(e.queue) > 0
+	e.ckpt, e.ckptID, e.dirty = info, info.id, len(queue) > 0
 	e.ckpts = append(e.ckpts, info)
 	if len(e.ckpts) > 100 {
 		e.ckpts = e.ckpts[1:]

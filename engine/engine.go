@@ -82,7 +82,7 @@ type Engine struct {
 	// logical are the views that are not materialized (logical.go).
 	logical map[string]*logicalView
 	bad     []badRecord
-	closed  bool
+	closed  bool // set under mu and qmu: either lock reads it
 	clock   connector.Clock
 	split   *rand.Rand
 
@@ -96,14 +96,16 @@ type Engine struct {
 	ckptDone chan struct{}
 	wantCkpt atomic.Bool // spilled changes pile up: checkpoint soon (spill.go)
 
-	// Asynchronous delivery to views (ingest.go): committed changes waiting, their rows,
-	// the worker's wake-up and exit, and an error a view raised in the background.
+	// Asynchronous delivery to views (ingest.go): committed changes waiting and their rows
+	// (guarded by qmu), the worker's wake-up and exit, and an error a view raised in the
+	// background.
+	qmu        sync.Mutex
 	queue      []queued
 	queuedRows int
 	commitFrom uint64     // the sequence number before the last commit's segments
 	flow       sync.Mutex // see ingest.go
-	ingest     *sync.Cond
-	room       *sync.Cond // signalled when the worker takes from the queue (awaitRoom)
+	ingest     *sync.Cond // on qmu
+	room       *sync.Cond // on qmu: signalled when a delivery takes from the queue (awaitRoom)
 	ingestDone chan struct{}
 	ingestErr  error
 }
@@ -131,8 +133,8 @@ func Open(opts Options) (*Engine, error) {
 	if opts.SplitSeed != 0 {
 		e.split = rand.New(rand.NewSource(opts.SplitSeed))
 	}
-	e.ingest = sync.NewCond(&e.mu)
-	e.room = sync.NewCond(&e.mu)
+	e.ingest = sync.NewCond(&e.qmu)
+	e.room = sync.NewCond(&e.qmu)
 	if e.cat, err = catalog.Load(st, &e.seq); err != nil {
 		st.Close()
 		return nil, err
@@ -258,9 +260,11 @@ func (e *Engine) Close() error {
 		// A clean close leaves a checkpoint, so the next Open replays nothing.
 		_ = e.checkpoint("close")
 	}
+	e.qmu.Lock()
 	e.closed = true
 	e.ingest.Broadcast()
 	e.room.Broadcast()
+	e.qmu.Unlock()
 	e.mu.Unlock()
 	<-e.ingestDone
 	e.mu.Lock()

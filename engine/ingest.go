@@ -20,13 +20,16 @@ import (
 // delivers on the other; a single write that queues past maxQueuedRows drains the queue
 // itself.
 //
-// Locking: the engine's lock (mu) guards the catalog, tables and the queue; the flow lock
-// guards the views' dataflows and what they write (view rows, operator state, late rows,
-// subscribers, sinks, ingestErr). Lock order: mu, then flow. The worker takes the queue under
-// mu and delivers it holding flow alone, so writes (which hold mu only) run while views
-// consume earlier changes. Everything else that touches a view holds mu and drains first
-// (deliverQueued takes flow, so it waits for the worker's delivery in flight); while it
-// keeps mu, the worker cannot start another delivery.
+// Locking: the engine's lock (mu) guards the catalog and tables; the flow lock guards the
+// views' dataflows and what they write (view rows, operator state, late rows, subscribers,
+// sinks, ingestErr); qmu guards the queue, and is taken last. Lock order: mu, then flow,
+// then qmu. A change is queued under mu and qmu (after its commit, by the write that made
+// it) and taken from the queue under flow and qmu by the delivery that sends it, so changes
+// reach the views in queue order. The worker holds flow alone while it takes and delivers,
+// so writes (which hold mu, through their commit's syncs) run while views consume earlier
+// changes. Everything else that touches a view holds mu and drains first (deliverQueued
+// takes flow, so it waits for the worker's delivery in flight); while it keeps mu nothing
+// can be queued, so the worker finds nothing more to deliver.
 
 // maxQueuedRows bounds the rows waiting for the views: a million, or fewer under a small
 // memory limit (a queued row costs some tens of bytes).
@@ -48,13 +51,22 @@ type queued struct {
 
 // awaitRoom waits, at the start of a write, until the queue is below half its bound: the
 // worker takes the queue (and signals room) as it delivers it. The engine's lock is held
-// (and released while waiting). It returns errClosed, or ctx's error if ctx ends first.
+// throughout (the worker needs only flow and qmu to take the queue). It first takes the
+// checkpoint spilled state asked for, if the worker could not. It returns errClosed, or
+// ctx's error if ctx ends first.
 func (e *Engine) awaitRoom(ctx context.Context) error {
+	if e.wantCkpt.Load() {
+		e.flow.Lock()
+		e.checkpointIfWanted()
+		e.flow.Unlock()
+	}
+	e.qmu.Lock()
+	defer e.qmu.Unlock()
 	if 2*e.queuedRows > e.maxQueuedRows() {
 		stop := context.AfterFunc(ctx, func() {
-			e.mu.Lock()
+			e.qmu.Lock()
 			e.room.Broadcast()
-			e.mu.Unlock()
+			e.qmu.Unlock()
 		})
 		defer stop()
 		for 2*e.queuedRows > e.maxQueuedRows() && !e.closed && ctx.Err() == nil {
@@ -72,15 +84,17 @@ func (e *Engine) enqueue(t *tableObj, change *exec.Batch, insertOnly bool, prevW
 	if len(t.listeners) == 0 {
 		return
 	}
+	e.qmu.Lock()
 	e.queue = append(e.queue, queued{t: t, change: change, insertOnly: insertOnly, wm: t.wm.W, prevW: prevW, from: from})
 	if change != nil {
 		e.queuedRows += change.N
 	}
-	if e.queuedRows > e.maxQueuedRows() {
-		e.deliverQueued()
-		return
-	}
+	over := e.queuedRows > e.maxQueuedRows()
 	e.ingest.Signal()
+	e.qmu.Unlock()
+	if over {
+		e.deliverQueued()
+	}
 }
 
 // maxMergedRows bounds a batch merged from queued changes: a spilled operator holds a
@@ -90,8 +104,13 @@ func (e *Engine) maxMergedRows() int {
 }
 
 // takeQueue removes and returns the oldest queued changes, about maxMergedRows rows of
-// them (at least one change). The engine's lock is held.
+// them (at least one change, none if the queue is empty). The flow lock is held.
 func (e *Engine) takeQueue() []queued {
+	e.qmu.Lock()
+	defer e.qmu.Unlock()
+	if len(e.queue) == 0 {
+		return nil
+	}
 	n, rows := 0, 0
 	for n < len(e.queue) && (n == 0 || rows < e.maxMergedRows()) {
 		if c := e.queue[n].change; c != nil {
@@ -205,22 +224,27 @@ func (e *Engine) deliver(queue []queued) error {
 // rows (on the other core) while the views consume earlier ones.
 func (e *Engine) ingestLoop() {
 	defer close(e.ingestDone)
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	for {
+		e.qmu.Lock()
 		for len(e.queue) == 0 && !e.closed {
 			e.ingest.Wait()
 		}
-		if e.closed {
+		closed := e.closed
+		e.qmu.Unlock()
+		if closed {
 			return
 		}
-		q := e.takeQueue()
 		e.flow.Lock()
-		e.mu.Unlock()
-		e.keepError(e.deliver(q))
+		if q := e.takeQueue(); len(q) > 0 {
+			e.keepError(e.deliver(q))
+		}
 		e.flow.Unlock()
-		e.mu.Lock()
-		e.checkpointIfWanted()
+		// The checkpoint spilled state asked for, unless a write holds the engine's lock
+		// (it takes the checkpoint itself: awaitRoom).
+		if e.wantCkpt.Load() && e.mu.TryLock() {
+			e.checkpointIfWanted()
+			e.mu.Unlock()
+		}
 	}
 }
 
@@ -230,8 +254,8 @@ func (e *Engine) ingestLoop() {
 func (e *Engine) deliverQueued() {
 	e.flow.Lock()
 	defer e.flow.Unlock()
-	for len(e.queue) > 0 {
-		e.keepError(e.deliver(e.takeQueue()))
+	for q := e.takeQueue(); len(q) > 0; q = e.takeQueue() {
+		e.keepError(e.deliver(q))
 		e.checkpointIfWanted()
 	}
 }

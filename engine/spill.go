@@ -77,7 +77,8 @@ func (e *Engine) checkMemory() {
 
 // checkpointIfWanted takes the checkpoint checkMemory asked for, at the point the views
 // have reached (the queue stays queued). The engine's lock is held and no delivery is in
-// flight: the worker calls it after a delivery, deliverQueued between two.
+// flight: the worker calls it after a delivery (if no write holds the lock), deliverQueued
+// between two, and a write before it starts (awaitRoom), holding flow.
 func (e *Engine) checkpointIfWanted() {
 	if e.wantCkpt.CompareAndSwap(true, false) && !e.closed {
 		_ = e.checkpointAt("memory", false)
