@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -26,21 +28,22 @@ const logFileMax = 64 << 20
 // logDir is the segment log's directory under the database path.
 const logDir = "seglog"
 
-// segLog is the segment log: append-only files of table segments, each segment referenced
-// by one pointer in Pebble, written in the same batch as the rest of its statement.
+// segLog is the segment log: append-only files of frames (see frame), holding table
+// segments, each referenced by one pointer in Pebble, and the Pebble batches of the
+// statements that wrote segments (Store.Commit).
 //
 // Invariants: a file is only appended to by the process that created it (Open starts a new
 // file, numbered past every file and pointer seen), so bytes no committed pointer references
-// — a statement that failed or crashed before its commit — are never read; the log is synced
-// before the Pebble batch holding its pointers commits, so a committed pointer's bytes are
-// durable; live counts, per file, the bytes committed pointers reference. A file with none
-// is deleted only when that is durable: after a synced commit (DROP TABLE with sync on), or
-// at Open once the store is flushed; never the file being written.
+// — a statement that failed or crashed before its commit — are never read; a statement's
+// segments and then its batch are written and the log synced before the batch is committed
+// to Pebble (without waiting for Pebble's WAL), so a committed pointer's bytes are durable,
+// and a statement whose batch Pebble lost in a crash is applied again from the log at Open
+// (replayLog); live counts, per file, the bytes committed pointers reference. A file with
+// none is deleted only when that is durable: after a synced commit that freed them (DROP
+// TABLE with sync on), or at Open once the store is flushed; never the file being written.
 type segLog struct {
 	fs  vfs.FS
 	dir string
-	// removeNow: commits are synced, so a file can go as soon as its last pointer does.
-	removeNow bool
 
 	mu       sync.Mutex
 	w        vfs.File // the file written to (nil: none yet)
@@ -49,6 +52,48 @@ type segLog struct {
 	unsynced bool     // w holds bytes not synced
 	readers  map[uint64]vfs.File
 	live     map[uint64]int64
+}
+
+// Frames. Every write to a log file is a frame: a header of frameHeader bytes (frameMagic,
+// the frame's kind, the payload's length and its CRC-32C, little-endian) and the payload. A
+// file starts with a frameFile frame (no payload); a frameSegment frame holds a table
+// segment, whose pointer gives its payload's place; a frameCommit frame holds the Pebble
+// batch of a statement whose segments precede it. Files written before frames existed
+// hold bare segments: their pointers still read them, and replayLog skips them (they do
+// not start with a frameFile frame; every batch that points into them was synced).
+const (
+	frameMagic  = 0x47_4c_51_53 // "SQLG"
+	frameHeader = 16
+
+	frameFile    = 1
+	frameSegment = 2
+	frameCommit  = 3
+)
+
+// keyLogCommit holds where the frame of the last statement committed through the log is
+// (a logPos): its batch sets it, so a replay starts after the last batch Pebble holds.
+const keyLogCommit = "g/commit"
+
+// logPos is a frame's place in the log.
+type logPos struct {
+	file uint64
+	off  int64
+}
+
+func (p logPos) encode() []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(nil, p.file), uint64(p.off))
+}
+
+func decodeLogPos(b []byte) (logPos, error) {
+	file, n := binary.Uvarint(b)
+	if n <= 0 {
+		return logPos{}, errors.New("damaged segment log position")
+	}
+	off, m := binary.Uvarint(b[n:])
+	if m <= 0 || n+m != len(b) {
+		return logPos{}, errors.New("damaged segment log position")
+	}
+	return logPos{file: file, off: int64(off)}, nil
 }
 
 // logPtr is where a logged segment's bytes are, with their checksum.
@@ -87,9 +132,8 @@ func logName(num uint64) string { return fmt.Sprintf("%06d.log", num) }
 
 // openLog opens the log under dir; pointers lists every committed pointer, from which it
 // learns which files are live (removeGarbage deletes the others).
-func openLog(fs vfs.FS, dir string, syncWrites bool, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
-	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), removeNow: syncWrites,
-		readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
+func openLog(fs vfs.FS, dir string, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
+	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
 	if err := fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -171,25 +215,169 @@ func parseLogName(name string) (uint64, bool) {
 	return n, err == nil
 }
 
-// append writes v at the end of the log and returns where it is.
+// append writes segment v at the end of the log and returns where it is.
 func (l *segLog) append(v []byte) (logPtr, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil || l.off+int64(len(v)) > logFileMax && l.off > 0 {
+	if l.w == nil || l.off+frameHeader+int64(len(v)) > logFileMax && l.off > frameHeader {
 		if err := l.roll(); err != nil {
 			return logPtr{}, err
 		}
 	}
-	p := logPtr{file: l.num, off: l.off, len: int64(len(v)), crc: crc32.Checksum(v, castagnoli)}
-	if _, err := l.w.Write(v); err != nil {
+	return l.writeFrame(frameSegment, v)
+}
+
+// commit writes the Pebble batch b of a statement whose segments were appended, after them,
+// and syncs the log: once it returns, the statement is durable, and b can be committed to
+// Pebble without a sync of its own. b first records its frame's place (keyLogCommit).
+func (l *segLog) commit(b *pebble.Batch) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.w == nil {
+		return errors.New("segment log: the file holding the statement's segments failed")
+	}
+	if err := b.Set([]byte(keyLogCommit), logPos{file: l.num, off: l.off}.encode(), nil); err != nil {
+		return err
+	}
+	if _, err := l.writeFrame(frameCommit, b.Repr()); err != nil {
+		return err
+	}
+	return l.syncLocked()
+}
+
+// writeFrame writes a frame of kind holding v at the end of the file written to (mu held,
+// w open) and returns where v is.
+func (l *segLog) writeFrame(kind byte, v []byte) (logPtr, error) {
+	if int64(len(v)) > math.MaxUint32 {
+		return logPtr{}, fmt.Errorf("segment log: a %d-byte write is too large", len(v))
+	}
+	p := logPtr{file: l.num, off: l.off + frameHeader, len: int64(len(v)), crc: crc32.Checksum(v, castagnoli)}
+	var h [frameHeader]byte
+	binary.LittleEndian.PutUint32(h[0:], frameMagic)
+	h[4] = kind
+	binary.LittleEndian.PutUint32(h[8:], uint32(len(v)))
+	binary.LittleEndian.PutUint32(h[12:], p.crc)
+	_, err := l.w.Write(h[:])
+	if err == nil && len(v) > 0 {
+		_, err = l.w.Write(v)
+	}
+	if err != nil {
 		// The file's end is unknown now: the next append starts a new one.
 		l.w.Close()
 		l.w = nil
 		return logPtr{}, fmt.Errorf("segment log: %w", err)
 	}
-	l.off += int64(len(v))
+	l.off += frameHeader + int64(len(v))
 	l.unsynced = true
 	return p, nil
+}
+
+// readFrame reads the frame of f at off: its kind and payload, ok false if there is none
+// there, whole and intact (the end of the file, or a torn or damaged write).
+func readFrame(f vfs.File, off int64) (kind byte, v []byte, ok bool) {
+	var h [frameHeader]byte
+	if _, err := f.ReadAt(h[:], off); err != nil || binary.LittleEndian.Uint32(h[0:]) != frameMagic {
+		return 0, nil, false
+	}
+	n := int64(binary.LittleEndian.Uint32(h[8:]))
+	if size, err := f.Stat(); err != nil || off+frameHeader+n > size.Size() {
+		return 0, nil, false
+	}
+	v = make([]byte, n)
+	if _, err := f.ReadAt(v, off+frameHeader); err != nil && n > 0 {
+		return 0, nil, false
+	}
+	if crc32.Checksum(v, castagnoli) != binary.LittleEndian.Uint32(h[12:]) {
+		return 0, nil, false
+	}
+	return h[4], v, true
+}
+
+// replayLog applies to db, in order, the statement batches the log holds after the last one
+// db holds (keyLogCommit; a crash may have lost batches committed without waiting for
+// Pebble's WAL), and flushes db if it applied any. In each file it reads frames until the
+// first one that is not whole: a torn write ends the file (the process that wrote it
+// crashed, so nothing follows it), and a statement whose frames are not all whole was never
+// durable, so it is not applied. A file damaged before that (where it was synced) is left
+// to the reads of its segments, which report it.
+func replayLog(fs vfs.FS, dir string, db *pebble.DB) (applied int, err error) {
+	from, found := logPos{}, false
+	v, closer, err := db.Get([]byte(keyLogCommit))
+	switch {
+	case err == nil:
+		from, err = decodeLogPos(v)
+		closer.Close()
+		if err != nil {
+			return 0, err
+		}
+		found = true
+	case !errors.Is(err, pebble.ErrNotFound):
+		return 0, err
+	}
+	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir)}
+	nums, err := l.files()
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	slices.Sort(nums)
+	for _, num := range nums {
+		if found && num < from.file {
+			continue
+		}
+		n, err := replayFile(l, num, from, found, db)
+		applied += n
+		if err != nil {
+			return applied, err
+		}
+	}
+	if applied > 0 {
+		err = db.Flush()
+	}
+	return applied, err
+}
+
+// replayFile applies the statement batches of log file num (see replayLog), those after
+// from's if from is in it.
+func replayFile(l *segLog, num uint64, from logPos, found bool, db *pebble.DB) (int, error) {
+	f, err := l.fs.Open(l.fs.PathJoin(l.dir, logName(num)))
+	if err != nil {
+		return 0, fmt.Errorf("segment log: %w", err)
+	}
+	defer f.Close()
+	var off int64
+	if kind, _, ok := readFrame(f, 0); !ok || kind != frameFile {
+		return 0, nil // a file from before frames, or one torn before its first frame
+	}
+	off = frameHeader
+	if found && num == from.file {
+		kind, v, ok := readFrame(f, from.off)
+		if !ok || kind != frameCommit {
+			// The file is damaged where it was synced: the reads of its segments say so.
+			return 0, nil
+		}
+		off = from.off + frameHeader + int64(len(v))
+	}
+	n := 0
+	for {
+		kind, v, ok := readFrame(f, off)
+		if !ok {
+			return n, nil
+		}
+		off += frameHeader + int64(len(v))
+		if kind != frameCommit {
+			continue
+		}
+		b := db.NewBatch()
+		if err := b.SetRepr(v); err != nil {
+			return n, fmt.Errorf("segment log file %s: a damaged statement: %w", logName(num), err)
+		}
+		if err := db.Apply(b, pebble.NoSync); err != nil {
+			return n, err
+		}
+		n++
+	}
 }
 
 // finish syncs and closes the file written to, if any (mu held): the next append starts a
@@ -224,7 +412,8 @@ func (l *segLog) roll() error {
 		return fmt.Errorf("segment log: %w", err)
 	}
 	l.w, l.off = f, 0
-	return nil
+	_, err = l.writeFrame(frameFile, nil)
+	return err
 }
 
 // sync makes what was appended durable.
@@ -278,9 +467,9 @@ func (l *segLog) read(p logPtr) ([]byte, error) {
 }
 
 // committed records that a batch's pointers committed (added) and that the pointers of
-// dropped tables are gone (freed); with synced commits, files left with no live bytes are
-// deleted (else the next Open deletes them).
-func (l *segLog) committed(added, freed []logPtr) {
+// dropped tables are gone (freed); if the commit is durable, files left with no live bytes
+// are deleted (else the next Open deletes them).
+func (l *segLog) committed(added, freed []logPtr, durable bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range added {
@@ -288,7 +477,7 @@ func (l *segLog) committed(added, freed []logPtr) {
 	}
 	for _, p := range freed {
 		l.live[p.file] -= p.len
-		if l.live[p.file] > 0 || l.w != nil && p.file == l.num || !l.removeNow {
+		if l.live[p.file] > 0 || l.w != nil && p.file == l.num || !durable {
 			continue
 		}
 		delete(l.live, p.file)

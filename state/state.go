@@ -3,10 +3,13 @@
 // prefixes; large table segments are kept in a segment log beside it (seglog.go), each
 // referenced by a pointer in Pebble.
 //
-// Invariant: every write goes through one Pebble batch per statement, committed with a WAL
-// sync unless the database was opened with sync off, so a statement's writes are durable when
-// Commit returns and a crash applies all of them or none. The segment log is synced before
-// the batch holding its pointers commits, so a committed pointer never outlives its bytes.
+// Invariant: every write goes through one Pebble batch per statement, made durable before
+// Commit returns unless the database was opened with sync off, so that a crash applies all
+// of a statement or none of it: a batch with no segments in the segment log is committed
+// with a WAL sync; one with segments there is written into the log after them and the log
+// synced (whatever the sync setting), then committed to Pebble without a sync, and Open
+// applies it again from the log if Pebble lost it. So a committed pointer never outlives its
+// bytes, and a large append costs one sync, not two.
 package state
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,6 +34,7 @@ const (
 	prefixSegment = "s/" // s/<table id><segment seq>: a segment of a table's rows
 	prefixLogged  = "l/" // l/<table id><segment seq>: where a segment is in the segment log (seglog.go)
 	prefixMeta    = "m/" // m/<name>: engine metadata
+	// keyLogCommit (seglog.go), under "g/", is where the log's last statement is.
 )
 
 // Store is the Pebble database of one streamsql database.
@@ -38,6 +43,8 @@ type Store struct {
 	sync *pebble.WriteOptions
 	mem  bool // in memory: Checkpoint copies keys to disk
 	log  *segLog
+	// commitMu orders commits: the statements in the log are in Pebble's commit order.
+	commitMu sync.Mutex
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -93,7 +100,11 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		wo = pebble.NoSync
 	}
 	s := &Store{db: db, sync: wo}
-	s.log, err = openLog(fs, path, syncWrites, func(fn func(p logPtr) error) error {
+	if _, err := replayLog(fs, path, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s.log, err = openLog(fs, path, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
 			if err != nil {
@@ -162,7 +173,9 @@ func (s *Store) copyTo(dir string) error {
 		if v, err = it.ValueAndErr(); err != nil {
 			break
 		}
-		if k := it.Key(); bytes.HasPrefix(k, []byte(prefixLogged)) {
+		if k := it.Key(); string(k) == keyLogCommit {
+			// A place in this store's log, not the copy's.
+		} else if bytes.HasPrefix(k, []byte(prefixLogged)) {
 			// A logged segment is copied as a segment (into the copy's own log).
 			var p logPtr
 			if p, err = decodeLogPtr(v); err == nil {
@@ -209,9 +222,10 @@ type Batch struct {
 // NewBatch starts a batch.
 func (s *Store) NewBatch() *Batch { return &Batch{s: s, b: s.db.NewBatch()} }
 
-// Commit applies the batch atomically (and durably, unless sync is off). The segment log is
-// synced first, whatever the sync setting: a pointer must never outlive its bytes, so that
-// a crash applies all of a statement or none of it.
+// Commit applies the batch atomically, and durably unless sync is off. A batch with
+// segments in the segment log is written there after them and the log synced, whatever the
+// sync setting (a pointer must never outlive its bytes), then committed to Pebble without a
+// sync: the log has it if Pebble loses it in a crash (replayLog).
 func (s *Store) Commit(b *Batch) error {
 	defer b.b.Close()
 	if b.err != nil {
@@ -220,15 +234,22 @@ func (s *Store) Commit(b *Batch) error {
 	if b.b.Empty() {
 		return nil
 	}
-	if len(b.logged) > 0 {
-		if err := s.log.sync(); err != nil {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if len(b.logged) == 0 {
+		if err := b.b.Commit(s.sync); err != nil {
 			return err
 		}
+		s.log.committed(nil, b.freed, s.sync == pebble.Sync)
+		return nil
 	}
-	if err := b.b.Commit(s.sync); err != nil {
+	if err := s.log.commit(b.b); err != nil {
 		return err
 	}
-	s.log.committed(b.logged, b.freed)
+	if err := b.b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("%w (the statement is in the segment log: the next Open applies it)", err)
+	}
+	s.log.committed(b.logged, b.freed, false)
 	return nil
 }
 
