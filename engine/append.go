@@ -56,7 +56,6 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 
 // toPhysical converts an external Arrow array to the engine's representation of type t.
 func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
-	mismatch := fmt.Errorf("cannot store Arrow %s as %s", a.DataType(), t)
 	ints := func(conv func(i int) int64) arrow.Array {
 		vals := make([]int64, a.Len())
 		var valid []bool
@@ -176,7 +175,7 @@ func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
 			return out, err
 		}
 	}
-	return nil, mismatch
+	return nil, fmt.Errorf("cannot store Arrow %s as %s", a.DataType(), t)
 }
 
 func validOf(a arrow.Array) []bool {

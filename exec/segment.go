@@ -120,14 +120,25 @@ func appendPacked(dst []byte, a *array.Int64) []byte {
 			}
 		}
 	}
-	lo, hi, dlo, dhi := minMax(vals)
-	w, dw := uint(bits.Len64(uint64(hi-lo))), uint(bits.Len64(uint64(dhi-dlo)))
+	lo, hi := valueRange(vals)
+	w := uint(bits.Len64(uint64(hi - lo)))
+	// Delta-packing stores row 0's value besides: it must save more than that, which
+	// differences as wide as the values never do. The differences of a prefix of the values
+	// are at most as wide as all of them, so all of them are only taken when the prefix's
+	// are narrower (event times in order, not keys at random).
+	var dlo int64
+	var dw uint
+	delta := false
+	if slo, shi := deltaRange(vals[:min(n, deltaSample)]); n >= 2 && uint(bits.Len64(uint64(shi-slo))) < w {
+		var dhi int64
+		dlo, dhi = deltaRange(vals)
+		dw = uint(bits.Len64(uint64(dhi - dlo)))
+		delta = 8+packedSize(n-1, dw) < packedSize(n, w)
+	}
 	flags := byte(0)
 	if bm != nil {
 		flags |= packedNulls
 	}
-	// Delta-packing stores row 0's value besides: it must save more than that.
-	delta := n >= 2 && 8+packedSize(n-1, dw) < packedSize(n, w)
 	if delta {
 		flags |= packedDelta
 	}
@@ -164,37 +175,51 @@ func appendBits(dst []byte, vals []int64, lo int64, w uint, delta bool) []byte {
 // packedSize is the bytes n values of w bits are packed in.
 func packedSize(n int, w uint) int { return (n*int(w) + 63) / 64 * 8 }
 
-// minMax returns the least and the greatest of vals, and of their differences from the
-// previous value (vals[i] - vals[i-1], wrapping around 2^64; 0, 0 for fewer than two
-// values). Two of each are kept, in registers, so that the comparisons do not wait on each
-// other.
-func minMax(vals []int64) (lo, hi, dlo, dhi int64) {
+// valueRange returns the least and the greatest of vals (0, 0 for none). Two of each are
+// kept, in registers, so that the comparisons do not wait on each other.
+func valueRange(vals []int64) (lo, hi int64) {
 	if len(vals) == 0 {
-		return 0, 0, 0, 0
+		return 0, 0
 	}
 	l0, h0 := vals[0], vals[0]
 	l1, h1 := l0, h0
-	if len(vals) == 1 {
-		return l0, h0, 0, 0
+	i := 0
+	for ; i+2 <= len(vals); i += 2 {
+		v := vals[i : i+2 : i+2]
+		l0, h0 = min(l0, v[0]), max(h0, v[0])
+		l1, h1 = min(l1, v[1]), max(h1, v[1])
+	}
+	if i < len(vals) {
+		l0, h0 = min(l0, vals[i]), max(h0, vals[i])
+	}
+	return min(l0, l1), max(h0, h1)
+}
+
+// deltaRange returns the least and the greatest difference of a value of vals from the one
+// before it (wrapping around 2^64; 0, 0 for fewer than two values), kept as valueRange
+// keeps its.
+func deltaRange(vals []int64) (lo, hi int64) {
+	if len(vals) < 2 {
+		return 0, 0
 	}
 	d := vals[1] - vals[0]
-	dl0, dh0, dl1, dh1 := d, d, d, d
+	l0, h0, l1, h1 := d, d, d, d
 	i := 1
 	for ; i+2 <= len(vals); i += 2 {
 		v := vals[i-1 : i+2 : i+2]
 		d0, d1 := v[1]-v[0], v[2]-v[1]
-		l0, h0 = min(l0, v[1]), max(h0, v[1])
-		l1, h1 = min(l1, v[2]), max(h1, v[2])
-		dl0, dh0 = min(dl0, d0), max(dh0, d0)
-		dl1, dh1 = min(dl1, d1), max(dh1, d1)
+		l0, h0 = min(l0, d0), max(h0, d0)
+		l1, h1 = min(l1, d1), max(h1, d1)
 	}
-	for ; i < len(vals); i++ {
+	if i < len(vals) {
 		d := vals[i] - vals[i-1]
-		l0, h0 = min(l0, vals[i]), max(h0, vals[i])
-		dl0, dh0 = min(dl0, d), max(dh0, d)
+		l0, h0 = min(l0, d), max(h0, d)
 	}
-	return min(l0, l1), max(h0, h1), min(dl0, dl1), max(dh0, dh1)
+	return min(l0, l1), max(h0, h1)
 }
+
+// deltaSample is how many leading values appendPacked first takes the differences of.
+const deltaSample = 1024
 
 // packBits writes vals[i] - lo, w bits each (0 < w <= 64), as a little-endian bit string
 // into out, which holds exactly the words they take. It is kept out of line so that its
