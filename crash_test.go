@@ -42,6 +42,10 @@ const (
 	envSeed      = "STREAMSQL_CRASH_SEED"       // parent: fixed seed to reproduce a run
 )
 
+// crashLargeMin is the fewest rows of the child's large Appends: enough for a segment of
+// 64 KiB (state.logMin), which goes to the segment log.
+const crashLargeMin = 30000
+
 // crashBase is the event time of row 0.
 var crashBase = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 
@@ -241,9 +245,10 @@ func TestCrashChild(t *testing.T) {
 	fmt.Printf("READY %d\n", last+1)
 	for i := last + 1; i < 1_000_000; {
 		n := int64(1 + rng.IntN(4))
-		if rng.IntN(150) == 0 {
-			// A large Append: its segment goes to the segment log, not into Pebble.
-			n = int64(1400 + rng.IntN(600))
+		if rng.IntN(400) == 0 {
+			// A large Append: its segment (about 2.4 bytes a row, so 64 KiB from some 28000
+			// rows) goes to the segment log, not into Pebble.
+			n = int64(crashLargeMin + rng.IntN(8000))
 			if err := db.Append(context.Background(), "ev", crashRecord(i, n)); err != nil {
 				t.Fatalf("append of rows %d..%d: %v", i, i+n-1, err)
 			}
@@ -649,7 +654,13 @@ func crashLoop(t *testing.T, runs int, mode string) {
 		t.Fatal(err)
 	}
 	for _, s := range stmts {
-		mustExec(t, clean, crashInsertSQL(s[0].(int64), s[1].(int64)))
+		if from, n := s[0].(int64), s[1].(int64); n >= crashLargeMin {
+			if err := clean.Append(context.Background(), "ev", crashRecord(from, n)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			mustExec(t, clean, crashInsertSQL(from, n))
+		}
 	}
 	want := crashSnapshot(t, clean)
 	for _, name := range []string{"ev", "dim", "tw", "twc", "agg", "j", "late"} {
@@ -741,6 +752,33 @@ func TestCrashKeepsLargeWrites(t *testing.T) {
 	defer db.Close()
 	if n := queryInt(t, db, "SELECT COUNT(*) FROM t"); n != 80400 {
 		t.Errorf("t holds %d rows after acknowledged INSERTs of 200, 40000 and 40200 rows and two crashes, want 80400", n)
+	}
+}
+
+// TestCrashKeepsLargeWritesAfterDrop: a large write survives a process that dies right after
+// it returns also when the log file of the last large write before it was deleted (its
+// table dropped in an earlier process): the new write's log file must not take the deleted
+// one's number, where Open looks for the statements Pebble may have lost.
+func TestCrashKeepsLargeWritesAfterDrop(t *testing.T) {
+	var rows strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&rows, "%s(%d, 'row %d, long enough that the segments are large')", map[bool]string{true: "", false: ", "}[i == 0], i, i)
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	runScripts(t, dir,
+		"CREATE TABLE t (id BIGINT, s VARCHAR); CREATE TABLE u (id BIGINT, s VARCHAR); "+
+			"INSERT INTO t VALUES "+rows.String()+"; INSERT INTO u VALUES "+rows.String()+"; "+
+			"INSERT INTO t SELECT a.id * 1000 + b.id + 1000, a.s FROM t AS a, t AS b",
+		"DROP TABLE t", // deletes the log file: this process writes no other
+		"INSERT INTO u SELECT a.id * 1000 + b.id + 1000, a.s FROM u AS a, u AS b",
+	)
+	db, err := streamsql.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM u"); n != 40200 {
+		t.Errorf("u holds %d rows after acknowledged INSERTs of 200 and 40000 rows and a crash, want 40200", n)
 	}
 }
 

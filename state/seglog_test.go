@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -417,12 +418,14 @@ func TestLogCommitReplayed(t *testing.T) {
 // TestLogCommitCrashAnywhere crashes (a crash clone of the files, keeping a random share of
 // what was not synced) at random instants while statements commit, and reopens: every
 // statement that returned is there, whole, and the one in flight is there whole or not at
-// all.
+// all. With sync off, statements that returned may be lost, but only the last ones: what is
+// there is still a prefix of them, each whole.
 func TestLogCommitCrashAnywhere(t *testing.T) {
 	for seed := range int64(100) {
+		syncOn := seed%2 == 0
 		rng := rand.New(rand.NewPCG(uint64(seed), 7))
 		fs := vfs.NewCrashableMem()
-		s, err := openOn(fs, "db", true, 64<<20)
+		s, err := openOn(fs, "db", syncOn, 64<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +459,7 @@ func TestLogCommitCrashAnywhere(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: open after the crash: %v", seed, err)
 		}
-		if got := stmtsPresent(t, s, n); got < before {
+		if got := stmtsPresent(t, s, n); got < before && syncOn {
 			t.Fatalf("seed %d: %d statements after the crash, but %d had returned", seed, got, before)
 		}
 		if err := s.Close(); err != nil {
@@ -508,4 +511,268 @@ func TestLogCommitTornStatement(t *testing.T) {
 	if got := stmtsPresent(t, s, n); got != n-1 {
 		t.Fatalf("%d statements after the crash, want the %d before the torn one", got, n-1)
 	}
+}
+
+// TestLogCommitFileNumberReused: the place of the last statement Pebble holds (g/commit)
+// may name a log file that is gone (its table dropped, the file deleted); a later Open must
+// not create a new file under that number, or a crash that loses the new file's statements
+// from Pebble has the replay look for them at the old place and skip them.
+func TestLogCommitFileNumberReused(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	open := func(fs vfs.FS) *Store {
+		t.Helper()
+		s, err := openOn(fs, "db", true, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open(fs)
+	b := s.NewBatch()
+	b.PutSegment(1, 1, segValue(1, logMin+10)) // g/commit: its frame in file 1
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(fs)
+	b = s.NewBatch()
+	b.DeleteTable(1) // a synced commit: file 1 is deleted now, g/commit still names it
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(fs)
+	b = s.NewBatch()
+	b.PutSegment(2, 2, segValue(2, logMin+10))
+	b.PutMeta("after", []byte{1})
+	if err := s.Commit(b); err != nil { // returned: durable
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{}) // Pebble loses the unsynced batch
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := open(crashed)
+	defer c.Close()
+	if _, ok, err := c.Meta("after"); err != nil || !ok {
+		t.Fatalf("a statement that returned is lost after the crash (%v)", err)
+	}
+	wantSegments(t, c, 2, map[uint64]int{2: logMin + 10})
+	wantSegments(t, c, 1, nil)
+}
+
+// TestLogCommitBackupFileNumber: a BACKUP holds the place of the last statement (g/commit)
+// but only the log files with live segments; when that place's file is not among them, the
+// backup, once opened, must not write a new file under its number (see
+// TestLogCommitFileNumberReused): a statement that returned there survives a crash.
+func TestLogCommitBackupFileNumber(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s, err := openOn(fs, "db", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch()
+	b.PutSegment(1, 1, segValue(1, logMin+10))
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	b = s.NewBatch()
+	b.DeleteTable(1) // file 1 is the one written to: it stays, with no live bytes
+	if err := s.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint("backup"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openOn(fs, "backup", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = c.NewBatch()
+	b.PutSegment(2, 2, segValue(2, logMin+10))
+	b.PutMeta("after", []byte{1})
+	if err := c.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err = openOn(crashed, "backup", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok, err := c.Meta("after"); err != nil || !ok {
+		t.Fatalf("a statement that returned in the opened backup is lost after a crash (%v)", err)
+	}
+	wantSegments(t, c, 2, map[uint64]int{2: logMin + 10})
+}
+
+// TestLogCommitSyncOffKeepsOrder: with sync off a crash may lose the last statements, but
+// only a suffix of them: a statement committed to Pebble without a sync (a small INSERT,
+// CREATE TABLE) is not lost while a later one, replayed from the segment log, is kept, which
+// would leave, say, a table's rows without its catalog entry.
+func TestLogCommitSyncOffKeepsOrder(t *testing.T) {
+	fs := vfs.NewCrashableMem()
+	s, err := openOn(fs, "db", false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 6 // statements 2 and 5 are Pebble commits without a sync
+	for i := range n {
+		if err := commitStmt(s, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = openOn(crashed, "db", false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Statements 3 and 4 are in the synced log: kept, and so everything before them.
+	if got := stmtsPresent(t, s, n); got != n-1 {
+		t.Fatalf("%d of %d statements after the crash, want the %d up to the last in the log", got, n, n-1)
+	}
+}
+
+// failSyncFS fails Sync of the segment log's files while fail is set.
+type failSyncFS struct {
+	vfs.FS
+	fail *atomic.Bool
+}
+
+func (fs failSyncFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil || !strings.Contains(name, logDir) {
+		return f, err
+	}
+	return failSyncFile{f, fs.fail}, nil
+}
+
+type failSyncFile struct {
+	vfs.File
+	fail *atomic.Bool
+}
+
+func (f failSyncFile) Sync() error {
+	if f.fail.Load() {
+		return errors.New("injected sync failure")
+	}
+	return f.File.Sync()
+}
+
+// TestLogCommitFailedSync: a statement whose log sync failed returned an error; whether a
+// later Open applies it or not, it must not be applied after (over) the statements that
+// committed after it returned.
+func TestLogCommitFailedSync(t *testing.T) {
+	var fail atomic.Bool
+	fs := failSyncFS{vfs.NewMem(), &fail}
+	open := func() *Store {
+		t.Helper()
+		s, err := openOn(fs, "db", true, 64<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	stmt := func(seq uint64, v string) error {
+		b := s.NewBatch()
+		if seq > 0 {
+			b.PutSegment(1, seq, segValue(seq, logMin))
+		}
+		b.PutMeta("k", []byte(v))
+		return s.Commit(b)
+	}
+	if err := stmt(1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if err := stmt(2, "b"); err == nil {
+		t.Fatal("a commit whose log sync failed returned no error")
+	}
+	fail.Store(false)
+	if err := stmt(0, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	defer s.Close()
+	if v, _, err := s.Meta("k"); err != nil || string(v) != "c" {
+		t.Fatalf("after a reopen k = %q (%v), want the last committed value \"c\"", v, err)
+	}
+}
+
+// scribbleFS's files change the bytes passed to Write after writing them, as vfs.File
+// allows (Pebble's in-memory FS does so in race and invariants builds).
+type scribbleFS struct{ vfs.FS }
+
+func (fs scribbleFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	if err != nil {
+		return f, err
+	}
+	return scribbleFile{f}, nil
+}
+
+type scribbleFile struct{ vfs.File }
+
+func (f scribbleFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	for i := range p {
+		p[i] ^= 0xff
+	}
+	return n, err
+}
+
+// TestLogCommitWriteMayChangeBuffer: the log does not hand vfs.File.Write a buffer it uses
+// afterwards (the statement's batch, committed to Pebble once written to the log): with a
+// file that changes what it was given, the statement still commits and reads back, before
+// and after a reopen.
+func TestLogCommitWriteMayChangeBuffer(t *testing.T) {
+	fs := scribbleFS{vfs.NewMem()}
+	s, err := openOn(fs, "db", true, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("commit: %v", r)
+			}
+		}()
+		b := s.NewBatch()
+		b.PutSegment(1, 1, segValue(1, logMin+10))
+		b.PutMeta("k", []byte("v"))
+		if err := s.Commit(b); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	for range 2 {
+		wantSegments(t, s, 1, map[uint64]int{1: logMin + 10})
+		if v, _, err := s.Meta("k"); err != nil || string(v) != "v" {
+			t.Fatalf("k = %q (%v), want \"v\"", v, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err = openOn(fs, "db", true, 64<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
 }
