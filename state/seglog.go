@@ -131,9 +131,12 @@ func decodeLogPtr(b []byte) (logPtr, error) {
 func logName(num uint64) string { return fmt.Sprintf("%06d.log", num) }
 
 // openLog opens the log under dir; pointers lists every committed pointer, from which it
-// learns which files are live (removeGarbage deletes the others).
-func openLog(fs vfs.FS, dir string, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
-	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
+// learns which files are live (removeGarbage deletes the others). used is the file of the
+// place the store's last log commit records (keyLogCommit): that file may be gone, but a
+// new file must not take its number, or replayLog would look for statements written to the
+// new file at that place in it.
+func openLog(fs vfs.FS, dir string, used uint64, pointers func(fn func(p logPtr) error) error) (*segLog, error) {
+	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir), num: used, readers: map[uint64]vfs.File{}, live: map[uint64]int64{}}
 	if err := fs.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -300,26 +303,28 @@ func readFrame(f vfs.File, off int64) (kind byte, v []byte, ok bool) {
 // crashed, so nothing follows it), and a statement whose frames are not all whole was never
 // durable, so it is not applied. A file damaged before that (where it was synced) is left
 // to the reads of its segments, which report it.
-func replayLog(fs vfs.FS, dir string, db *pebble.DB) (applied int, err error) {
-	from, found := logPos{}, false
+//
+// It returns the place it started after (the zero logPos if db holds none).
+func replayLog(fs vfs.FS, dir string, db *pebble.DB) (from logPos, applied int, err error) {
+	found := false
 	v, closer, err := db.Get([]byte(keyLogCommit))
 	switch {
 	case err == nil:
 		from, err = decodeLogPos(v)
 		closer.Close()
 		if err != nil {
-			return 0, err
+			return from, 0, err
 		}
 		found = true
 	case !errors.Is(err, pebble.ErrNotFound):
-		return 0, err
+		return from, 0, err
 	}
 	l := &segLog{fs: fs, dir: fs.PathJoin(dir, logDir)}
 	nums, err := l.files()
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return from, 0, nil
 	} else if err != nil {
-		return 0, err
+		return from, 0, err
 	}
 	slices.Sort(nums)
 	for _, num := range nums {
@@ -329,13 +334,13 @@ func replayLog(fs vfs.FS, dir string, db *pebble.DB) (applied int, err error) {
 		n, err := replayFile(l, num, from, found, db)
 		applied += n
 		if err != nil {
-			return applied, err
+			return from, applied, err
 		}
 	}
 	if applied > 0 {
 		err = db.Flush()
 	}
-	return applied, err
+	return from, applied, err
 }
 
 // replayFile applies the statement batches of log file num (see replayLog), those after

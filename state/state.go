@@ -100,11 +100,12 @@ func openOn(fs vfs.FS, path string, syncWrites bool, memory int64) (*Store, erro
 		wo = pebble.NoSync
 	}
 	s := &Store{db: db, sync: wo}
-	if _, err := replayLog(fs, path, db); err != nil {
+	from, _, err := replayLog(fs, path, db)
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s.log, err = openLog(fs, path, func(fn func(p logPtr) error) error {
+	s.log, err = openLog(fs, path, from.file, func(fn func(p logPtr) error) error {
 		return s.scan([]byte(prefixLogged), func(_, v []byte) error {
 			p, err := decodeLogPtr(v)
 			if err != nil {
