@@ -242,7 +242,9 @@ func (l *segLog) commit(b *pebble.Batch) error {
 	if err := b.Set([]byte(keyLogCommit), logPos{file: l.num, off: l.off}.encode(), nil); err != nil {
 		return err
 	}
-	if _, err := l.writeFrame(frameCommit, b.Repr()); err != nil {
+	// A copy: vfs.File.Write may change the bytes it is given (Pebble's in-memory FS does in
+	// race builds), and b is committed to Pebble after.
+	if _, err := l.writeFrame(frameCommit, slices.Clone(b.Repr())); err != nil {
 		return err
 	}
 	return l.syncLocked()
