@@ -45,6 +45,11 @@ type Store struct {
 	log  *segLog
 	// commitMu orders commits: the statements in the log are in Pebble's commit order.
 	commitMu sync.Mutex
+	// unsynced (commitMu held): a batch without logged segments was committed to Pebble
+	// without a sync (sync off) since Pebble's WAL was last synced. The next log commit
+	// syncs the WAL first: Open applies a statement from the log whatever Pebble lost, so
+	// an earlier statement only Pebble holds must not be lost while it is kept.
+	unsynced bool
 }
 
 // Open opens (creating if needed) the store at path; path "" opens an in-memory store. A
@@ -241,8 +246,15 @@ func (s *Store) Commit(b *Batch) error {
 		if err := b.b.Commit(s.sync); err != nil {
 			return err
 		}
+		s.unsynced = s.unsynced || s.sync != pebble.Sync
 		s.log.committed(nil, b.freed, s.sync == pebble.Sync)
 		return nil
+	}
+	if s.unsynced {
+		if err := s.db.LogData(nil, pebble.Sync); err != nil {
+			return err
+		}
+		s.unsynced = false
 	}
 	if err := s.log.commit(b.b); err != nil {
 		return err
