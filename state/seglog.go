@@ -232,22 +232,31 @@ func (l *segLog) append(v []byte) (logPtr, error) {
 
 // commit writes the Pebble batch b of a statement whose segments were appended, after them,
 // and syncs the log: once it returns, the statement is durable, and b can be committed to
-// Pebble without a sync of its own. b first records its frame's place (keyLogCommit).
-func (l *segLog) commit(b *pebble.Batch) error {
+// Pebble without a sync of its own. b first records its frame's place (keyLogCommit). If
+// it fails once the frame was written, written is where: the frame may be whole in the file
+// although the statement failed.
+func (l *segLog) commit(b *pebble.Batch) (written *logPos, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.w == nil {
-		return errors.New("segment log: the file holding the statement's segments failed")
+		return nil, errors.New("segment log: the file holding the statement's segments failed")
 	}
-	if err := b.Set([]byte(keyLogCommit), logPos{file: l.num, off: l.off}.encode(), nil); err != nil {
-		return err
+	pos := logPos{file: l.num, off: l.off}
+	if err := b.Set([]byte(keyLogCommit), pos.encode(), nil); err != nil {
+		return nil, err
 	}
 	// A copy: vfs.File.Write may change the bytes it is given (Pebble's in-memory FS does in
 	// race builds), and b is committed to Pebble after.
-	if _, err := l.writeFrame(frameCommit, slices.Clone(b.Repr())); err != nil {
-		return err
+	_, err = l.writeFrame(frameCommit, slices.Clone(b.Repr()))
+	if err == nil {
+		err = l.syncLocked()
 	}
-	return l.syncLocked()
+	if err != nil && l.w == nil {
+		// A failed write or sync closed the file (nothing is written to it again), maybe
+		// with the frame whole in it.
+		return &pos, err
+	}
+	return nil, err
 }
 
 // writeFrame writes a frame of kind holding v at the end of the file written to (mu held,

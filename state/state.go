@@ -256,7 +256,20 @@ func (s *Store) Commit(b *Batch) error {
 		}
 		s.unsynced = false
 	}
-	if err := s.log.commit(b.b); err != nil {
+	if written, err := s.log.commit(b.b); err != nil {
+		if written != nil {
+			// The failed statement's frame may be whole in the log (a failed sync): the
+			// place is recorded as applied, so that Open does not apply the statement after
+			// the ones that commit once this one returned.
+			v := s.db.NewBatch()
+			_ = v.Set([]byte(keyLogCommit), written.encode(), nil)
+			if verr := v.Commit(pebble.Sync); verr != nil {
+				err = errors.Join(err, verr)
+			} else {
+				s.unsynced = false
+			}
+			v.Close()
+		}
 		return err
 	}
 	if err := b.b.Commit(pebble.NoSync); err != nil {
