@@ -145,6 +145,10 @@ func (s *Store) Close() error {
 // Checkpoint writes a consistent copy of the store into dir: Pebble's checkpoint (hard
 // links where possible), or, for an in-memory store, a new store on disk holding every key.
 func (s *Store) Checkpoint(dir string) error {
+	// No commit between Pebble's checkpoint and the linking of the log files: a statement
+	// written to a linked file after it would be replayed into the copy.
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
 	if s.mem {
 		return s.copyTo(dir)
 	}
@@ -273,7 +277,7 @@ func (s *Store) Commit(b *Batch) error {
 		return err
 	}
 	if err := b.b.Commit(pebble.NoSync); err != nil {
-		return fmt.Errorf("%w (the statement is in the segment log: the next Open applies it)", err)
+		return fmt.Errorf("%w (the statement is in the segment log: the next Open may apply it)", err)
 	}
 	s.log.committed(b.logged, b.freed, false)
 	return nil
