@@ -266,10 +266,7 @@ func TestSegmentLogDropSyncOffCrash(t *testing.T) {
 		if err := fs.MkdirAll("db", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		s, err := openOn(fs, "db", false, 64<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustOpen(t, fs, "db", false)
 		return s
 	}
 	s := open(fs)
@@ -360,15 +357,32 @@ func stmtsPresent(t *testing.T, s *Store, n int) int {
 	return got
 }
 
+// mustOpen opens the store at path on fs, with syncs on or off.
+func mustOpen(t *testing.T, fs vfs.FS, path string, syncWrites bool) *Store {
+	t.Helper()
+	s, err := openOn(fs, path, syncWrites, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// crash returns fs's files as a crash now would leave them (what was synced), and closes s.
+func crash(t *testing.T, fs *vfs.MemFS, s *Store) *vfs.MemFS {
+	t.Helper()
+	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return crashed
+}
+
 // TestLogCommitReplayed: a statement with logged segments is durable once Commit returns
 // although Pebble's WAL is not synced for it: after a crash that loses everything not synced,
 // Pebble alone lacks the statements, and Open applies them again from the log.
 func TestLogCommitReplayed(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := openOn(fs, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, "db", true)
 	const n = 8
 	for i := range n {
 		if err := commitStmt(s, i); err != nil {
@@ -390,10 +404,7 @@ func TestLogCommitReplayed(t *testing.T) {
 		t.Fatalf("Pebble kept statement %d through the crash: the test does not test the replay", n-1)
 	}
 	db.Close()
-	s, err = openOn(crashed, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, crashed, "db", true)
 	if got := stmtsPresent(t, s, n); got != n {
 		t.Fatalf("%d of %d committed statements after the crash", got, n)
 	}
@@ -401,14 +412,8 @@ func TestLogCommitReplayed(t *testing.T) {
 	if err := commitStmt(s, n); err != nil {
 		t.Fatal(err)
 	}
-	again := crashed.CrashClone(vfs.CrashCloneCfg{})
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = openOn(again, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := crash(t, crashed, s)
+	s = mustOpen(t, again, "db", true)
 	defer s.Close()
 	if got := stmtsPresent(t, s, n+1); got != n+1 {
 		t.Fatalf("%d of %d committed statements after the second crash", got, n+1)
@@ -473,10 +478,7 @@ func TestLogCommitCrashAnywhere(t *testing.T) {
 // not apply it, and applies the ones before it.
 func TestLogCommitTornStatement(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := openOn(fs, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, "db", true)
 	const n = 5 // statements 3 and 4 are in the log only (2 is a synced Pebble commit)
 	for i := range n {
 		if err := commitStmt(s, i); err != nil {
@@ -491,10 +493,7 @@ func TestLogCommitTornStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	crashed := crash(t, fs, s)
 	f, err := crashed.OpenReadWrite(crashed.PathJoin("db", logDir, logName(p.file)), vfs.WriteCategoryUnspecified)
 	if err != nil {
 		t.Fatal(err)
@@ -503,10 +502,7 @@ func TestLogCommitTornStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s, err = openOn(crashed, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, crashed, "db", true)
 	defer s.Close()
 	if got := stmtsPresent(t, s, n); got != n-1 {
 		t.Fatalf("%d statements after the crash, want the %d before the torn one", got, n-1)
@@ -521,10 +517,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	open := func(fs vfs.FS) *Store {
 		t.Helper()
-		s, err := openOn(fs, "db", true, 64<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustOpen(t, fs, "db", true)
 		return s
 	}
 	s := open(fs)
@@ -552,10 +545,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 	if err := s.Commit(b); err != nil { // returned: durable
 		t.Fatal(err)
 	}
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{}) // Pebble loses the unsynced batch
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	crashed := crash(t, fs, s) // Pebble loses the unsynced batch
 	c := open(crashed)
 	defer c.Close()
 	if _, ok, err := c.Meta("after"); err != nil || !ok {
@@ -571,10 +561,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 // TestLogCommitFileNumberReused): a statement that returned there survives a crash.
 func TestLogCommitBackupFileNumber(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := openOn(fs, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, "db", true)
 	b := s.NewBatch()
 	b.PutSegment(1, 1, segValue(1, logMin+10))
 	if err := s.Commit(b); err != nil {
@@ -591,24 +578,15 @@ func TestLogCommitBackupFileNumber(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := openOn(fs, "backup", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustOpen(t, fs, "backup", true)
 	b = c.NewBatch()
 	b.PutSegment(2, 2, segValue(2, logMin+10))
 	b.PutMeta("after", []byte{1})
 	if err := c.Commit(b); err != nil {
 		t.Fatal(err)
 	}
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c, err = openOn(crashed, "backup", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	crashed := crash(t, fs, c)
+	c = mustOpen(t, crashed, "backup", true)
 	defer c.Close()
 	if _, ok, err := c.Meta("after"); err != nil || !ok {
 		t.Fatalf("a statement that returned in the opened backup is lost after a crash (%v)", err)
@@ -622,24 +600,15 @@ func TestLogCommitBackupFileNumber(t *testing.T) {
 // would leave, say, a table's rows without its catalog entry.
 func TestLogCommitSyncOffKeepsOrder(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	s, err := openOn(fs, "db", false, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, "db", false)
 	const n = 6 // statements 2 and 5 are Pebble commits without a sync
 	for i := range n {
 		if err := commitStmt(s, i); err != nil {
 			t.Fatal(err)
 		}
 	}
-	crashed := fs.CrashClone(vfs.CrashCloneCfg{})
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = openOn(crashed, "db", false, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	crashed := crash(t, fs, s)
+	s = mustOpen(t, crashed, "db", false)
 	defer s.Close()
 	// Statements 3 and 4 are in the synced log: kept, and so everything before them.
 	if got := stmtsPresent(t, s, n); got != n-1 {
@@ -681,10 +650,7 @@ func TestLogCommitFailedSync(t *testing.T) {
 	fs := failSyncFS{vfs.NewMem(), &fail}
 	open := func() *Store {
 		t.Helper()
-		s, err := openOn(fs, "db", true, 64<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustOpen(t, fs, "db", true)
 		return s
 	}
 	s := open()
@@ -745,10 +711,7 @@ func (f scribbleFile) Write(p []byte) (int, error) {
 // and after a reopen.
 func TestLogCommitWriteMayChangeBuffer(t *testing.T) {
 	fs := scribbleFS{vfs.NewMem()}
-	s, err := openOn(fs, "db", true, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, fs, "db", true)
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -770,9 +733,7 @@ func TestLogCommitWriteMayChangeBuffer(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if s, err = openOn(fs, "db", true, 64<<20); err != nil {
-			t.Fatal(err)
-		}
+		s = mustOpen(t, fs, "db", true)
 	}
 	s.Close()
 }
