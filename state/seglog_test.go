@@ -266,8 +266,7 @@ func TestSegmentLogDropSyncOffCrash(t *testing.T) {
 		if err := fs.MkdirAll("db", 0o755); err != nil {
 			t.Fatal(err)
 		}
-		s := mustOpen(t, fs, "db", false)
-		return s
+		return mustOpen(t, fs, "db", false)
 	}
 	s := open(fs)
 	b := s.NewBatch()
@@ -515,12 +514,7 @@ func TestLogCommitTornStatement(t *testing.T) {
 // from Pebble has the replay look for them at the old place and skip them.
 func TestLogCommitFileNumberReused(t *testing.T) {
 	fs := vfs.NewCrashableMem()
-	open := func(fs vfs.FS) *Store {
-		t.Helper()
-		s := mustOpen(t, fs, "db", true)
-		return s
-	}
-	s := open(fs)
+	s := mustOpen(t, fs, "db", true)
 	b := s.NewBatch()
 	b.PutSegment(1, 1, segValue(1, logMin+10)) // g/commit: its frame in file 1
 	if err := s.Commit(b); err != nil {
@@ -529,7 +523,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(fs)
+	s = mustOpen(t, fs, "db", true)
 	b = s.NewBatch()
 	b.DeleteTable(1) // a synced commit: file 1 is deleted now, g/commit still names it
 	if err := s.Commit(b); err != nil {
@@ -538,7 +532,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open(fs)
+	s = mustOpen(t, fs, "db", true)
 	b = s.NewBatch()
 	b.PutSegment(2, 2, segValue(2, logMin+10))
 	b.PutMeta("after", []byte{1})
@@ -546,7 +540,7 @@ func TestLogCommitFileNumberReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashed := crash(t, fs, s) // Pebble loses the unsynced batch
-	c := open(crashed)
+	c := mustOpen(t, crashed, "db", true)
 	defer c.Close()
 	if _, ok, err := c.Meta("after"); err != nil || !ok {
 		t.Fatalf("a statement that returned is lost after the crash (%v)", err)
@@ -648,12 +642,7 @@ func (f failSyncFile) Sync() error {
 func TestLogCommitFailedSync(t *testing.T) {
 	var fail atomic.Bool
 	fs := failSyncFS{vfs.NewMem(), &fail}
-	open := func() *Store {
-		t.Helper()
-		s := mustOpen(t, fs, "db", true)
-		return s
-	}
-	s := open()
+	s := mustOpen(t, fs, "db", true)
 	stmt := func(seq uint64, v string) error {
 		b := s.NewBatch()
 		if seq > 0 {
@@ -676,7 +665,7 @@ func TestLogCommitFailedSync(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = open()
+	s = mustOpen(t, fs, "db", true)
 	defer s.Close()
 	if v, _, err := s.Meta("k"); err != nil || string(v) != "c" {
 		t.Fatalf("after a reopen k = %q (%v), want the last committed value \"c\"", v, err)
