@@ -286,15 +286,16 @@ func (l *segLog) writeFrame(kind byte, v []byte) (logPtr, error) {
 	return p, nil
 }
 
-// readFrame reads the frame of f at off: its kind and payload, ok false if there is none
-// there, whole and intact (the end of the file, or a torn or damaged write).
-func readFrame(f vfs.File, off int64) (kind byte, v []byte, ok bool) {
+// readFrame reads the frame at off of f, which is size bytes long: its kind and payload, ok
+// false if there is none there, whole and intact (the end of the file, or a torn or damaged
+// write).
+func readFrame(f vfs.File, size, off int64) (kind byte, v []byte, ok bool) {
 	var h [frameHeader]byte
 	if _, err := f.ReadAt(h[:], off); err != nil || binary.LittleEndian.Uint32(h[0:]) != frameMagic {
 		return 0, nil, false
 	}
 	n := int64(binary.LittleEndian.Uint32(h[8:]))
-	if size, err := f.Stat(); err != nil || off+frameHeader+n > size.Size() {
+	if off+frameHeader+n > size {
 		return 0, nil, false
 	}
 	v = make([]byte, n)
@@ -362,13 +363,17 @@ func replayFile(l *segLog, num uint64, from logPos, found bool, db *pebble.DB) (
 		return 0, fmt.Errorf("segment log: %w", err)
 	}
 	defer f.Close()
-	var off int64
-	if kind, _, ok := readFrame(f, 0); !ok || kind != frameFile {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("segment log file %s: %w", logName(num), err)
+	}
+	size := st.Size()
+	if kind, _, ok := readFrame(f, size, 0); !ok || kind != frameFile {
 		return 0, nil // a file from before frames, or one torn before its first frame
 	}
-	off = frameHeader
+	off := int64(frameHeader)
 	if found && num == from.file {
-		kind, v, ok := readFrame(f, from.off)
+		kind, v, ok := readFrame(f, size, from.off)
 		if !ok || kind != frameCommit {
 			// The file is damaged where it was synced: the reads of its segments say so.
 			return 0, nil
@@ -377,7 +382,7 @@ func replayFile(l *segLog, num uint64, from logPos, found bool, db *pebble.DB) (
 	}
 	n := 0
 	for {
-		kind, v, ok := readFrame(f, off)
+		kind, v, ok := readFrame(f, size, off)
 		if !ok {
 			return n, nil
 		}
