@@ -18,7 +18,11 @@ type Filter struct {
 	Pred  Expr
 	Types []types.T
 	Errs  RowErrors
-	Out   Output
+	// Keep, when not nil, is a projection of column references fused into the filter: it
+	// forwards only these input columns, in this order, so that the rows it selects are
+	// gathered from the columns read above it alone.
+	Keep []int
+	Out  Output
 }
 
 var _ Operator = (*Filter)(nil)
@@ -68,10 +72,19 @@ func (f *Filter) Push(_ int, m Msg) error {
 		return err
 	}
 	sel := SelectTrue(cols[0])
+	ts := f.Types
+	if f.Keep != nil {
+		kept := &Batch{N: b.N, W: b.W, WM: b.WM, Cols: make([]arrow.Array, len(f.Keep))}
+		ts = make([]types.T, len(f.Keep))
+		for i, c := range f.Keep {
+			kept.Cols[i], ts[i] = b.Cols[c], f.Types[c]
+		}
+		b = kept
+	}
 	if len(sel) == b.N {
 		return f.Out.EmitBatch(b)
 	}
-	return f.Out.EmitBatch(Take(b, sel, f.Types))
+	return f.Out.EmitBatch(Take(b, sel, ts))
 }
 
 // SelectTrue returns the indices of the rows of a boolean array that are TRUE. It reads the

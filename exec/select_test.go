@@ -1,12 +1,15 @@
 package exec
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql/types"
 )
 
 // SelectTrue keeps exactly the TRUE rows, in order, for any mix of TRUE, FALSE and NULL,
@@ -53,5 +56,56 @@ func BenchmarkSelectTrue(b *testing.B) {
 				SelectTrue(a)
 			}
 		})
+	}
+}
+
+// batchOut keeps the batches pushed to it.
+type batchOut struct{ bs []*Batch }
+
+func (o *batchOut) Push(_ int, m Msg) error {
+	if m.Kind == MsgBatch {
+		o.bs = append(o.bs, m.Batch)
+	}
+	return nil
+}
+
+// A Filter with Keep forwards only the kept columns, in Keep's order (one twice here), with
+// the weights and watermarks of the rows it selects: when it drops rows and when it keeps
+// them all.
+func TestFilterKeep(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TVarchar, types.TBigInt}
+	in := RowsToBatch([][]any{{int64(1), "a", int64(10)}, {int64(2), "b", int64(20)}, {int64(3), "c", int64(30)}}, ts)
+	in.W, in.WM = []int64{1, -1, 2}, []int64{100, 200, 300}
+	for _, tc := range []struct {
+		cut  int64
+		rows string
+		w    string
+	}{
+		{cut: 1, rows: "[[20 b 20] [30 c 30]]", w: "[-1 2] [200 300]"},
+		{cut: 0, rows: "[[10 a 10] [20 b 20] [30 c 30]]", w: "[1 -1 2] [100 200 300]"},
+	} {
+		out := &batchOut{}
+		pred, err := newCompare(">", &ColRef{Idx: 0, T: types.TBigInt}, &Const{V: tc.cut, T: types.TBigInt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &Filter{Pred: pred, Types: ts, Keep: []int{2, 1, 2}, Out: Output{Op: out}}
+		if err := f.Push(0, Msg{Kind: MsgBatch, Batch: in}); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.bs) != 1 || len(out.bs[0].Cols) != 3 {
+			t.Fatalf("cut %d: got %d batches", tc.cut, len(out.bs))
+		}
+		b := out.bs[0]
+		var rows [][]any
+		for i := 0; i < b.N; i++ {
+			rows = append(rows, b.Row(i))
+		}
+		if got := fmt.Sprint(rows); got != tc.rows {
+			t.Errorf("cut %d: rows %s, want %s", tc.cut, got, tc.rows)
+		}
+		if got := fmt.Sprint(b.W, " ", b.WM); got != tc.w {
+			t.Errorf("cut %d: weights and watermarks %s, want %s", tc.cut, got, tc.w)
+		}
 	}
 }

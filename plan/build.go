@@ -98,6 +98,11 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Filter:
 		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Project:
+		if f, ok := x.Input.(*Filter); ok {
+			if keep := columnRefs(x.Exprs); keep != nil {
+				return bd.build(f.Input, exec.Output{Op: &exec.Filter{Pred: f.Pred, Types: Types(f.Schema()), Errs: bd.opt.RowErrors, Keep: keep, Out: out}})
+			}
+		}
 		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Types: Types(x.Input.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Aggregate:
 		in := x.Input.Schema()
@@ -252,6 +257,20 @@ func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Outp
 		s.Late = bd.opt.Late(lateTable(w), w.Input.Schema())
 	}
 	return bd.build(w.Input, bd.stateful(s, 0))
+}
+
+// columnRefs returns the input columns exprs reference when each is a plain column
+// reference, else nil.
+func columnRefs(exprs []exec.Expr) []int {
+	keep := make([]int, len(exprs))
+	for i, e := range exprs {
+		c, ok := e.(*exec.ColRef)
+		if !ok {
+			return nil
+		}
+		keep[i] = c.Idx
+	}
+	return keep
 }
 
 // chain instantiates the filters and projections from n down to stop, sending to out, and
