@@ -44,7 +44,7 @@ func (r *Replay) Next() (removed, added *exec.Batch, err error) { return r.step(
 func (r *Replay) step() (removed, added *exec.Batch, err error) {
 	s := r.t.segs[r.i]
 	r.i++
-	b, err := r.t.Batch(s)
+	b, err := r.t.passBatch(s)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -136,8 +136,17 @@ func (t *Table) kill(s *Segment, i int) {
 func (t *Table) Rows() int { return t.rows }
 
 // Batch returns a segment's stored rows, reading them from the store if they are not in
-// memory.
-func (t *Table) Batch(s *Segment) (*exec.Batch, error) {
+// memory; the least recently used segments make room for them.
+func (t *Table) Batch(s *Segment) (*exec.Batch, error) { return t.batch(s, true) }
+
+// passBatch is Batch for a pass over every segment (a scan, a replay, a DELETE's search): a
+// segment it reads is kept only if it fits in the budget beside those kept. A pass over a
+// table larger than the budget would otherwise evict each segment before the next pass
+// came back to it, and no pass would find one in memory; this way the segments kept serve
+// every pass.
+func (t *Table) passBatch(s *Segment) (*exec.Batch, error) { return t.batch(s, false) }
+
+func (t *Table) batch(s *Segment, evict bool) (*exec.Batch, error) {
 	if s.batch != nil {
 		t.cache.MoveToFront(s.lru)
 		return s.batch, nil
@@ -150,7 +159,9 @@ func (t *Table) Batch(s *Segment) (*exec.Batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table segment %d/%d: %w", t.ID, s.Seq, err)
 	}
-	t.keep(s, b)
+	if evict || t.cached+s.size <= t.CacheBytes {
+		t.keep(s, b)
+	}
 	return b, nil
 }
 
@@ -215,7 +226,7 @@ func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
 		if s.Tombstone {
 			continue
 		}
-		b, err := t.Batch(s)
+		b, err := t.passBatch(s)
 		if err != nil {
 			return err
 		}
@@ -309,7 +320,7 @@ func (t *Table) Delete(drop func(b *exec.Batch) ([]bool, error)) (*Change, error
 		if s.Tombstone {
 			continue
 		}
-		b, err := t.Batch(s)
+		b, err := t.passBatch(s)
 		if err != nil {
 			return nil, err
 		}

@@ -106,3 +106,61 @@ func TestCacheChargesSlicesTheirRows(t *testing.T) {
 		t.Errorf("%d of %d segments cached under a 1 MiB budget", cached, len(tbl.segs))
 	}
 }
+
+// A scan of a table larger than its cache budget keeps the segments already in memory: the
+// next scan finds them there (their decoded batches are the same), and the cache stays
+// within the budget. (Under plain LRU each scan would evict every segment before coming
+// back to it.) A lookup outside a pass still evicts the least recently used.
+func TestScanKeepsCachedSegments(t *testing.T) {
+	store, err := state.Open("", false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var seq state.Sequence
+	ts := []types.T{types.TBigInt}
+	const n = 64 << 10 // 512 KiB decoded a segment
+	tbl := New(1, []string{"a"}, ts, nil, &seq, store, 2*n*8+1)
+	for range 5 {
+		insert(t, store, tbl, &exec.Batch{N: n, Cols: []arrow.Array{exec.NewInt64(make([]int64, n), nil)}})
+	}
+	scan := func() {
+		rows := 0
+		if err := tbl.Scan(n, func(b *exec.Batch) error { rows += b.N; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 5*n {
+			t.Fatalf("scan: %d rows, want %d", rows, 5*n)
+		}
+	}
+	cached := func() map[*Segment]*exec.Batch {
+		m := map[*Segment]*exec.Batch{}
+		var held int64
+		for _, s := range tbl.segs {
+			if s.batch != nil {
+				m[s], held = s.batch, held+s.size
+			}
+		}
+		if held > tbl.CacheBytes {
+			t.Fatalf("%d bytes cached, budget %d", held, tbl.CacheBytes)
+		}
+		return m
+	}
+	scan()
+	before := cached()
+	if len(before) != 2 {
+		t.Fatalf("%d segments cached after a scan, want 2", len(before))
+	}
+	scan()
+	for s, b := range cached() {
+		if before[s] != b {
+			t.Errorf("segment %d was read again by the second scan", s.Seq)
+		}
+	}
+	if _, err := tbl.Batch(tbl.segs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if tbl.segs[0].batch == nil || len(cached()) != 2 {
+		t.Error("a lookup of an uncached segment did not take the place of the least recently used")
+	}
+}
