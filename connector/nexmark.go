@@ -119,21 +119,21 @@ type nexmark struct {
 
 func openNexmark(o *Options, cols []catalog.Column) (generator, int64, error) {
 	g := &nexmark{}
-	tbl, ok := o.Take("nexmark.table")
-	if !ok {
-		return nil, 0, fmt.Errorf("nexmark: option 'nexmark.table' is required: expected 'bid', 'auction' or 'person'")
-	}
-	switch strings.ToLower(strings.TrimSpace(tbl)) {
-	case "bid":
-		g.kind = bidKind
-	case "auction":
-		g.kind = auctionKind
-	case "person":
-		g.kind = personKind
-	default:
-		return nil, 0, o.errorf("nexmark.table", "'bid', 'auction' or 'person'")
-	}
-	if err := g.bind(cols); err != nil {
+	if tbl, ok := o.Take("nexmark.table"); ok {
+		switch strings.ToLower(strings.TrimSpace(tbl)) {
+		case "bid":
+			g.kind = bidKind
+		case "auction":
+			g.kind = auctionKind
+		case "person":
+			g.kind = personKind
+		default:
+			return nil, 0, o.errorf("nexmark.table", "'bid', 'auction' or 'person'")
+		}
+		if err := g.bind(cols); err != nil {
+			return nil, 0, err
+		}
+	} else if err := g.infer(cols); err != nil {
 		return nil, 0, err
 	}
 	rate, err := o.rate("events.per.second")
@@ -175,19 +175,36 @@ func openNexmark(o *Options, cols []catalog.Column) (generator, int64, error) {
 	return g, rate, nil
 }
 
-// bind maps the table's columns to the kind's schema by name.
+// infer picks the kind for a table without 'nexmark.table': the one kind whose schema takes
+// all of its columns (bid's columns name no other kind's; person and auction share id).
+func (g *nexmark) infer(cols []catalog.Column) error {
+	var fits []*nexmarkKind
+	for _, k := range []*nexmarkKind{bidKind, auctionKind, personKind} {
+		if (&nexmark{kind: k}).bind(cols) == nil {
+			fits = append(fits, k)
+		}
+	}
+	if len(fits) != 1 {
+		return fmt.Errorf("nexmark: option 'nexmark.table' is required: expected 'bid', 'auction' or 'person' "+
+			"(the columns fit %d of %s, %s and %s)", len(fits), bidKind.describe(), auctionKind.describe(), personKind.describe())
+	}
+	g.kind = fits[0]
+	return g.bind(cols)
+}
+
+// bind maps the table's columns to the kind's schema by name. A TIMESTAMP(3) column the
+// schema does not name (ts, say) takes the event's time, date_time.
 func (g *nexmark) bind(cols []catalog.Column) error {
 	g.slot = make([]int, len(g.kind.schema))
 	for i := range g.slot {
 		g.slot[i] = -1
 	}
 	g.types = make([]types.T, len(cols))
+	g.width = nil
 	for c, col := range cols {
-		f := -1
-		for i, sf := range g.kind.schema {
-			if strings.EqualFold(sf.name, col.Name) {
-				f = i
-			}
+		f := g.kind.field(col.Name)
+		if f < 0 && col.Type == types.TTimestamp {
+			f = g.kind.field("date_time")
 		}
 		if f < 0 {
 			return fmt.Errorf("nexmark: table 'nexmark.table' = '%s' has no column %s: expected a subset of %s",
@@ -197,14 +214,24 @@ func (g *nexmark) bind(cols []catalog.Column) error {
 			return fmt.Errorf("nexmark: column %s is %s: expected %s, as in %s",
 				col.Name, col.Type, want, g.kind.describe())
 		}
-		if g.slot[f] >= 0 {
-			return fmt.Errorf("nexmark: column %s appears twice", col.Name)
+		if prev := g.slot[f]; prev >= 0 {
+			return fmt.Errorf("nexmark: columns %s and %s both take %s's %s", cols[prev].Name, col.Name, g.kind.name, g.kind.schema[f].name)
 		}
 		g.slot[f] = c
 		g.types[c] = col.Type
 		g.width = append(g.width, g.kind.width(f))
 	}
 	return nil
+}
+
+// field is the index of the field of the schema named name (case-insensitive), or -1.
+func (k *nexmarkKind) field(name string) int {
+	for i, sf := range k.schema {
+		if strings.EqualFold(sf.name, name) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (g *nexmark) total() int64              { return g.rows }

@@ -118,6 +118,27 @@ func TestNexmarkColumnSubset(t *testing.T) {
 	}
 }
 
+// SPEC.md's bids table: no 'nexmark.table' (its columns fit bid alone) and the event time
+// in a column named ts. Its rows are the bid table's, ts being date_time.
+func TestNexmarkSpecBids(t *testing.T) {
+	full := colsOf(bidKind)
+	spec := []catalog.Column{{Name: "auction", Type: types.TBigInt}, {Name: "bidder", Type: types.TBigInt},
+		{Name: "price", Type: types.TBigInt}, {Name: "ts", Type: types.TTimestamp}}
+	a := drain(t, mustOpen(t, nexmarkOpts("bid", "seed", "3"), full), full, 500, fixed(100))
+	b := drain(t, mustOpen(t, map[string]string{"connector": "nexmark", "seed": "3"}, spec), spec, 500, fixed(33))
+	if len(a) != len(b) {
+		t.Fatalf("%d rows, want %d", len(b), len(a))
+	}
+	for i := range a {
+		want := []any{a[i][0], a[i][1], a[i][2], a[i][colIndex(full, "date_time")]}
+		for c := range want {
+			if b[i][c] != want[c] {
+				t.Fatalf("row %d column %s = %v, want %v", i, spec[c].Name, b[i][c], want[c])
+			}
+		}
+	}
+}
+
 // The generator's guarantee: every bid references an auction and a person generated at a
 // smaller event number — the auction among the newest 101, the person among the newest
 // 1000 — and every auction's seller is a person generated before it.

@@ -19,7 +19,9 @@ func TestOptionErrors(t *testing.T) {
 		{map[string]string{}, bid, []string{"'connector' is required", "'nexmark' or 'datagen'"}},
 		{map[string]string{"connector": "kafak"}, bid, []string{"'connector' = 'kafak'", "expected 'kafka', 'file', 'nexmark' or 'datagen'"}},
 		// nexmark
-		{map[string]string{"connector": "nexmark"}, bid, []string{"'nexmark.table' is required", "'bid', 'auction' or 'person'"}},
+		{map[string]string{"connector": "nexmark"}, []catalog.Column{{Name: "id", Type: types.TBigInt}},
+			[]string{"'nexmark.table' is required", "'bid', 'auction' or 'person'", "fit 2 of"}},
+		{map[string]string{"connector": "nexmark"}, one("name", types.TBigInt), []string{"'nexmark.table' is required", "fit 0 of"}},
 		{nexmarkOpts("bids"), bid, []string{"'nexmark.table' = 'bids'", "'bid', 'auction' or 'person'"}},
 		{nexmarkOpts("bid", "rate", "5"), bid, []string{"unknown option 'rate'", "'events.per.second'"}},
 		{nexmarkOpts("bid", "events.per.second", "fast"), bid, []string{"'events.per.second' = 'fast'", "rows per second"}},
@@ -29,7 +31,9 @@ func TestOptionErrors(t *testing.T) {
 		{nexmarkOpts("bid", "nexmark.first.event.time", "yesterday"), bid, []string{"'nexmark.first.event.time' = 'yesterday'", "YYYY-MM-DD HH:MM:SS"}},
 		{nexmarkOpts("bid", "nexmark.inter.event.ms", "1.5"), bid, []string{"'nexmark.inter.event.ms' = '1.5'", "milliseconds"}},
 		{nexmarkOpts("bid", "nexmark.out.of.order.ms", "5", "nexmark.max.out.of.order", "5"), bid, []string{"aliases"}},
-		{nexmarkOpts("bid"), one("ts", types.TTimestamp), []string{"no column ts", "bid(auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP(3), extra VARCHAR)"}},
+		{nexmarkOpts("bid"), one("ts", types.TBigInt), []string{"no column ts", "bid(auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP(3), extra VARCHAR)"}},
+		{nexmarkOpts("bid"), []catalog.Column{{Name: "date_time", Type: types.TTimestamp}, {Name: "ts", Type: types.TTimestamp}},
+			[]string{"columns date_time and ts both take bid's date_time"}},
 		{nexmarkOpts("bid"), one("price", types.TDouble), []string{"column price is DOUBLE: expected BIGINT"}},
 		{nexmarkOpts("person"), one("auction", types.TBigInt), []string{"no column auction", "person(id BIGINT, name VARCHAR"}},
 		// datagen
