@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Options configures a run.
@@ -165,9 +166,24 @@ func checkErr(rec *record, err error) string {
 	return ""
 }
 
-// query runs sql and returns the column count and the formatted rows.
+// subscribeIdle is how long a SUBSCRIBE query record waits for a change after its last
+// one before its result is complete.
+const subscribeIdle = time.Second
+
+// query runs sql and returns the column count and the formatted rows. A SUBSCRIBE, whose
+// rows never end, returns the changes there are when it runs (its snapshot, and the changes
+// of statements before it): its rows end once none has come for subscribeIdle.
 func (rn *runner) query(q, types string) (int, [][]string, error) {
-	rows, err := rn.conn.QueryContext(rn.ctx, q)
+	ctx := rn.ctx
+	var idle *time.Timer
+	if f := strings.Fields(q); len(f) > 0 && strings.EqualFold(f[0], "SUBSCRIBE") {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		idle = time.AfterFunc(subscribeIdle, cancel)
+		defer idle.Stop()
+	}
+	rows, err := rn.conn.QueryContext(ctx, q)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -184,6 +200,9 @@ func (rn *runner) query(q, types string) (int, [][]string, error) {
 	}
 	var out [][]string
 	for rows.Next() {
+		if idle != nil {
+			idle.Reset(subscribeIdle)
+		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return 0, nil, err
 		}
@@ -197,7 +216,7 @@ func (rn *runner) query(q, types string) (int, [][]string, error) {
 		}
 		out = append(out, row)
 	}
-	if err := rows.Err(); err != nil {
+	if err := rows.Err(); err != nil && !(idle != nil && ctx.Err() != nil && rn.ctx.Err() == nil) {
 		return 0, nil, err
 	}
 	return n, out, nil
