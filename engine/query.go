@@ -170,9 +170,31 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 	if n.Analyze {
 		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
 	}
+	describe := false
+	if w := strings.Fields(s.Text); len(w) > 0 {
+		describe = strings.EqualFold(w[0], "DESC") || strings.EqualFold(w[0], "DESCRIBE")
+	}
+	if sel, ok := q.(*ast.SelectStmt); ok && describe && sel.Kind == ast.SelectStmtKindTable && sel.From != nil {
+		// DESCRIBE TABLE t is DESCRIBE t.
+		if src, ok := sel.From.TableRefs.Left.(*ast.TableSource); ok && sel.From.TableRefs.Right == nil {
+			if tn, ok := src.Source.(*ast.TableName); ok {
+				return e.show(s, &ast.ShowStmt{Tp: ast.ShowColumns, Table: tn})
+			}
+		}
+	}
 	node, err := e.binder(context.Background(), s, args).BindQuery(q)
 	if err != nil {
 		return nil, err
+	}
+	if describe {
+		// DESCRIBE query lists the query's result columns, as DuckDB does.
+		var rows [][]any
+		for _, c := range node.Schema() {
+			if !c.Hidden {
+				rows = append(rows, []any{c.Name, c.T.String(), "YES", nil, nil})
+			}
+		}
+		return rowsResult(describeColumns, rows), nil
 	}
 	return explainResult(node), nil
 }
@@ -230,8 +252,10 @@ func (e *Engine) showCreate(s *sql.Stmt) (*Result, error) {
 	return rowsResult(cols, [][]any{{ent.Name, ent.SQL}}), nil
 }
 
+// describeColumns are the columns of DESCRIBE's result.
+var describeColumns = []Column{{"column_name", types.TVarchar}, {"column_type", types.TVarchar}, {"null", types.TVarchar}, {"key", types.TVarchar}, {"extra", types.TVarchar}}
+
 func (e *Engine) describe(rel *plan.Relation) *Result {
-	cols := []Column{{"column_name", types.TVarchar}, {"column_type", types.TVarchar}, {"null", types.TVarchar}, {"key", types.TVarchar}, {"extra", types.TVarchar}}
 	var rows [][]any
 	t, _ := rel.Handle.(*tableObj)
 	for i, c := range rel.Cols {
@@ -252,5 +276,5 @@ func (e *Engine) describe(rel *plan.Relation) *Result {
 		}
 		rows = append(rows, []any{c.Name, c.Type.String(), null, key, extra})
 	}
-	return rowsResult(cols, rows)
+	return rowsResult(describeColumns, rows)
 }
