@@ -184,6 +184,10 @@ type HashAgg struct {
 
 var _ Operator = (*HashAgg)(nil)
 
+// Borrows implements Borrower: an aggregate copies what it keeps of its input rows (keys
+// into ints or boxed values, aggregates into accumulators), and emits rows of its own.
+func (h *HashAgg) Borrows() bool { return true }
+
 func (h *HashAgg) init() {
 	h.groups = map[string]int32{}
 	h.intKeys = map[int64]int32{}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -273,10 +274,25 @@ func bitmapOf(valid []bool, n int) (*memory.Buffer, int) {
 }
 
 // Take returns a batch of the rows of b at the given indices, in that order.
-func Take(b *Batch, idx []int32, types []types.T) *Batch {
+func Take(b *Batch, idx []int32, types []types.T) *Batch { return takeReusing(b, idx, types, nil) }
+
+// takeReusing is Take gathering int64 columns into the memory of (*bufs)[c], grown as
+// needed, when bufs is not nil: the result is valid until the caller passes bufs again.
+func takeReusing(b *Batch, idx []int32, types []types.T, bufs *[][]int64) *Batch {
 	out := &Batch{N: len(idx), Cols: make([]arrow.Array, len(b.Cols))}
 	for c, col := range b.Cols {
-		out.Cols[c] = TakeArray(col, idx, types[c])
+		x, ok := col.(*array.Int64)
+		if !ok || bufs == nil {
+			out.Cols[c] = TakeArray(col, idx, types[c])
+			continue
+		}
+		for len(*bufs) <= c {
+			*bufs = append(*bufs, nil)
+		}
+		vals := slices.Grow((*bufs)[c][:0], len(idx))[:len(idx)]
+		gatherInt64(vals, x.Int64Values(), idx)
+		(*bufs)[c] = vals
+		out.Cols[c] = NewInt64(vals, takeValid(col, idx))
 	}
 	if b.W != nil {
 		out.W = make([]int64, len(idx))
@@ -297,11 +313,8 @@ func Take(b *Batch, idx []int32, types []types.T) *Batch {
 func TakeArray(a arrow.Array, idx []int32, t types.T) arrow.Array {
 	switch c := a.(type) {
 	case *array.Int64:
-		src := c.Int64Values()
 		vals := make([]int64, len(idx))
-		for i, j := range idx {
-			vals[i] = src[j]
-		}
+		gatherInt64(vals, c.Int64Values(), idx)
 		return NewInt64(vals, takeValid(a, idx))
 	case *array.Float64:
 		src := c.Float64Values()
@@ -316,6 +329,13 @@ func TakeArray(a arrow.Array, idx []int32, t types.T) arrow.Array {
 		b.AppendFrom(a, int(j))
 	}
 	return b.Finish()
+}
+
+// gatherInt64 sets vals[i] to src[idx[i]].
+func gatherInt64(vals, src []int64, idx []int32) {
+	for i, j := range idx {
+		vals[i] = src[j]
+	}
 }
 
 func takeValid(a arrow.Array, idx []int32) []bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,10 @@ type Filter struct {
 	// gathered from the columns read above it alone.
 	Keep []int
 	Out  Output
+	// sel and ints hold the selection and the gathered int64 columns of the last batch,
+	// reused for the next when Out borrows its input (see Borrower).
+	sel  []int32
+	ints [][]int64
 }
 
 var _ Operator = (*Filter)(nil)
@@ -71,7 +76,16 @@ func (f *Filter) Push(_ int, m Msg) error {
 	if err != nil || b == nil {
 		return err
 	}
-	sel := SelectTrue(cols[0])
+	// An operator that borrows its input lets the filter reuse its memory from batch to
+	// batch: a large allocation costs a batch more than filling it does.
+	reuse := borrows(f.Out.Op)
+	var sel []int32
+	if reuse {
+		f.sel = selectTrue(f.sel, cols[0])
+		sel = f.sel
+	} else {
+		sel = SelectTrue(cols[0])
+	}
 	ts := f.Types
 	if f.Keep != nil {
 		kept := &Batch{N: b.N, W: b.W, WM: b.WM, Cols: make([]arrow.Array, len(f.Keep))}
@@ -81,23 +95,40 @@ func (f *Filter) Push(_ int, m Msg) error {
 		}
 		b = kept
 	}
-	if len(sel) == b.N {
+	switch {
+	case len(sel) == b.N:
 		return f.Out.EmitBatch(b)
+	case reuse:
+		return f.Out.EmitBatch(takeReusing(b, sel, ts, &f.ints))
 	}
 	return f.Out.EmitBatch(Take(b, sel, ts))
+}
+
+// A Borrower reads each batch pushed to it only during Push, and keeps no reference to the
+// value buffers of its int64 columns: an operator feeding it may reuse those buffers for
+// its next batch.
+type Borrower interface{ Borrows() bool }
+
+func borrows(op Operator) bool {
+	b, ok := op.(Borrower)
+	return ok && b.Borrows()
 }
 
 // SelectTrue returns the indices of the rows of a boolean array that are TRUE. It reads the
 // value and validity bitmaps a byte at a time and writes a byte's eight candidates without
 // branching on its bits (selBits), keeping those the byte sets: a filter's outcome is often
 // as good as random, and a branch per row would be mispredicted half the time.
-func SelectTrue(a arrow.Array) []int32 {
+func SelectTrue(a arrow.Array) []int32 { return selectTrue(nil, a) }
+
+// selectTrue is SelectTrue into the memory of sel.
+func selectTrue(sel []int32, a arrow.Array) []int32 {
 	bs := a.(*array.Boolean)
 	n := bs.Len()
 	if n == 0 {
-		return nil
+		return sel[:0]
 	}
-	sel := make([]int32, n+8) // eight past the end: a byte's candidates are all written
+	// Eight past the end: a byte's candidates are all written.
+	sel = slices.Grow(sel[:0], n+8)[:n+8]
 	vals := bs.Data().Buffers()[1].Bytes()
 	var valid []byte
 	if bs.NullN() > 0 {
@@ -129,7 +160,7 @@ func SelectTrue(a arrow.Array) []int32 {
 		}
 		i++
 	}
-	return sel[:k:k]
+	return sel[:k]
 }
 
 // selBits lists, for each byte, the positions of its set bits in order (the rest 0).

@@ -109,3 +109,65 @@ func TestFilterKeep(t *testing.T) {
 		}
 	}
 }
+
+// borrowOut is a Borrower that copies the rows pushed to it and notes the memory of their
+// first column.
+type borrowOut struct {
+	rows [][]any
+	mem  []*int64
+}
+
+func (o *borrowOut) Borrows() bool { return true }
+
+func (o *borrowOut) Push(_ int, m Msg) error {
+	if m.Kind == MsgBatch {
+		for i := 0; i < m.Batch.N; i++ {
+			o.rows = append(o.rows, m.Batch.Row(i))
+		}
+		o.mem = append(o.mem, &Int64s(m.Batch.Cols[0])[0])
+	}
+	return nil
+}
+
+// A filter feeding a Borrower gathers each batch into the memory of the one before; one
+// feeding any other operator gives each batch memory of its own, which later batches leave
+// alone.
+func TestFilterReusesMemoryOnlyForBorrowers(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TVarchar}
+	batch := func(base int64) *Batch {
+		return RowsToBatch([][]any{{base, "a"}, {base + 1, "b"}, {base + 2, "c"}, {base + 3, "d"}}, ts)
+	}
+	odd, err := newArith("%", &ColRef{Idx: 0, T: types.TBigInt}, &Const{V: int64(2), T: types.TBigInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := newCompare("=", odd, &Const{V: int64(1), T: types.TBigInt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &borrowOut{}
+	kept := &batchOut{}
+	for _, out := range []Operator{b, kept} {
+		f := &Filter{Pred: pred, Types: ts, Out: Output{Op: out}}
+		for _, base := range []int64{10, 20, 30} {
+			if err := f.Push(0, Msg{Kind: MsgBatch, Batch: batch(base)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := fmt.Sprint(b.rows); got != "[[11 b] [13 d] [21 b] [23 d] [31 b] [33 d]]" {
+		t.Errorf("borrower got %s", got)
+	}
+	if b.mem[0] != b.mem[1] || b.mem[1] != b.mem[2] {
+		t.Error("the filter did not reuse its memory for a borrower")
+	}
+	var rows [][]any
+	for _, x := range kept.bs {
+		for i := 0; i < x.N; i++ {
+			rows = append(rows, x.Row(i))
+		}
+	}
+	if got := fmt.Sprint(rows); got != "[[11 b] [13 d] [21 b] [23 d] [31 b] [33 d]]" {
+		t.Errorf("after three batches, the batches kept read %s", got)
+	}
+}
