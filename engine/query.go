@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
@@ -170,12 +171,15 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 	if n.Analyze {
 		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
 	}
-	describe := false
-	if w := strings.Fields(s.Text); len(w) > 0 {
-		describe = strings.EqualFold(w[0], "DESC") || strings.EqualFold(w[0], "DESCRIBE")
+	// The statement's first word (the text starts at its first token): DESC(SELECT ...)
+	// is DESCRIBE too.
+	word := strings.TrimLeftFunc(s.Text, unicode.IsSpace)
+	if i := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+		word = word[:i]
 	}
-	if sel, ok := q.(*ast.SelectStmt); ok && describe && sel.Kind == ast.SelectStmtKindTable && sel.From != nil {
-		// DESCRIBE TABLE t is DESCRIBE t.
+	describe := strings.EqualFold(word, "DESC") || strings.EqualFold(word, "DESCRIBE")
+	if sel, ok := q.(*ast.SelectStmt); ok && describe && sel.Kind == ast.SelectStmtKindTable && sel.From != nil && sel.With == nil {
+		// DESCRIBE TABLE t is DESCRIBE t (with a WITH clause, t may name a CTE: a query).
 		if src, ok := sel.From.TableRefs.Left.(*ast.TableSource); ok && sel.From.TableRefs.Right == nil {
 			if tn, ok := src.Source.(*ast.TableName); ok {
 				return e.show(s, &ast.ShowStmt{Tp: ast.ShowColumns, Table: tn})
