@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
+	"unicode"
 )
 
 // Options configures a run.
@@ -172,22 +174,30 @@ const subscribeIdle = time.Second
 
 // query runs sql and returns the column count and the formatted rows. A SUBSCRIBE, whose
 // rows never end, returns the changes there are when it runs (its snapshot, and the changes
-// of statements before it): its rows end once none has come for subscribeIdle.
+// of statements before it): its rows end once none has come for subscribeIdle after the
+// statement started or after the last one.
 func (rn *runner) query(q, types string) (int, [][]string, error) {
 	ctx := rn.ctx
-	var idle *time.Timer
-	if f := strings.Fields(q); len(f) > 0 && strings.EqualFold(f[0], "SUBSCRIBE") {
-		var cancel context.CancelFunc
+	subscribe := strings.EqualFold(firstWord(q), "SUBSCRIBE")
+	var cancel context.CancelFunc
+	if subscribe {
 		ctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		idle = time.AfterFunc(subscribeIdle, cancel)
-		defer idle.Stop()
 	}
 	rows, err := rn.conn.QueryContext(ctx, q)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer rows.Close()
+	// idled is set when the idle timer ends the rows: the cancellation's error (from Next
+	// or, when a change came as it fired, from Scan) then ends the result.
+	var idled atomic.Bool
+	var idle *time.Timer
+	if subscribe {
+		idle = time.AfterFunc(subscribeIdle, func() { idled.Store(true); cancel() })
+		defer idle.Stop()
+	}
+	ended := func(err error) bool { return idled.Load() && rn.ctx.Err() == nil && errors.Is(err, context.Canceled) }
 	cts, err := rows.ColumnTypes()
 	if err != nil {
 		return 0, nil, err
@@ -204,6 +214,9 @@ func (rn *runner) query(q, types string) (int, [][]string, error) {
 			idle.Reset(subscribeIdle)
 		}
 		if err := rows.Scan(ptrs...); err != nil {
+			if ended(err) {
+				break
+			}
 			return 0, nil, err
 		}
 		row := make([]string, n)
@@ -216,10 +229,36 @@ func (rn *runner) query(q, types string) (int, [][]string, error) {
 		}
 		out = append(out, row)
 	}
-	if err := rows.Err(); err != nil && !(idle != nil && ctx.Err() != nil && rn.ctx.Err() == nil) {
+	if err := rows.Err(); err != nil && !ended(err) {
 		return 0, nil, err
 	}
 	return n, out, nil
+}
+
+// firstWord is the first word of SQL text, after any whitespace and comments.
+func firstWord(q string) string {
+	for {
+		q = strings.TrimLeftFunc(q, unicode.IsSpace)
+		switch {
+		case strings.HasPrefix(q, "--"):
+			i := strings.IndexByte(q, '\n')
+			if i < 0 {
+				return ""
+			}
+			q = q[i+1:]
+		case strings.HasPrefix(q, "/*"):
+			i := strings.Index(q, "*/")
+			if i < 0 {
+				return ""
+			}
+			q = q[i+2:]
+		default:
+			if i := strings.IndexFunc(q, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+				return q[:i]
+			}
+			return q
+		}
+	}
 }
 
 var hashLine = regexp.MustCompile(`^\d+ values hashing to [0-9a-f]{32}$`)
