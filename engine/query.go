@@ -164,13 +164,6 @@ func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, fn func(*
 }
 
 func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, error) {
-	q, ok := n.Stmt.(ast.ResultSetNode)
-	if !ok {
-		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN supports queries only")
-	}
-	if n.Analyze {
-		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
-	}
 	// The statement's first word (the text starts at its first token): DESC(SELECT ...)
 	// is DESCRIBE too.
 	word := strings.TrimLeftFunc(s.Text, unicode.IsSpace)
@@ -178,6 +171,16 @@ func (e *Engine) explain(s *sql.Stmt, n *ast.ExplainStmt, args []any) (*Result, 
 		word = word[:i]
 	}
 	describe := strings.EqualFold(word, "DESC") || strings.EqualFold(word, "DESCRIBE")
+	q, ok := n.Stmt.(ast.ResultSetNode)
+	if !ok {
+		if describe {
+			return nil, s.ErrorAtPos(s.Pos, "DESCRIBE supports tables, views and queries only")
+		}
+		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN supports queries only")
+	}
+	if n.Analyze {
+		return nil, s.ErrorAtPos(s.Pos, "EXPLAIN ANALYZE is not supported: EXPLAIN shows the plan")
+	}
 	if sel, ok := q.(*ast.SelectStmt); ok && describe && sel.Kind == ast.SelectStmtKindTable && sel.From != nil && sel.With == nil {
 		// DESCRIBE TABLE t is DESCRIBE t (with a WITH clause, t may name a CTE: a query).
 		if src, ok := sel.From.TableRefs.Left.(*ast.TableSource); ok && sel.From.TableRefs.Right == nil {
