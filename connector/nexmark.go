@@ -193,7 +193,8 @@ func (g *nexmark) infer(cols []catalog.Column) error {
 }
 
 // bind maps the table's columns to the kind's schema by name. A TIMESTAMP(3) column the
-// schema does not name (ts, say) takes the event's time, date_time.
+// schema does not name (ts, say) takes the event's time, date_time, in a kind with no other
+// timestamp (bid, person; an auction's expires must be named).
 func (g *nexmark) bind(cols []catalog.Column) error {
 	g.slot = make([]int, len(g.kind.schema))
 	for i := range g.slot {
@@ -203,7 +204,7 @@ func (g *nexmark) bind(cols []catalog.Column) error {
 	g.width = nil
 	for c, col := range cols {
 		f := g.kind.field(col.Name)
-		if f < 0 && col.Type == types.TTimestamp {
+		if f < 0 && col.Type == types.TTimestamp && g.kind.timestamps() == 1 {
 			f = g.kind.field("date_time")
 		}
 		if f < 0 {
@@ -222,6 +223,17 @@ func (g *nexmark) bind(cols []catalog.Column) error {
 		g.width = append(g.width, g.kind.width(f))
 	}
 	return nil
+}
+
+// timestamps is how many TIMESTAMP(3) fields the kind has.
+func (k *nexmarkKind) timestamps() int {
+	n := 0
+	for _, f := range k.schema {
+		if f.t == types.TTimestamp {
+			n++
+		}
+	}
+	return n
 }
 
 // field is the index of the field of the schema named name (case-insensitive), or -1.

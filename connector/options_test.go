@@ -34,6 +34,7 @@ func TestOptionErrors(t *testing.T) {
 		{nexmarkOpts("bid"), one("ts", types.TBigInt), []string{"no column ts", "bid(auction BIGINT, bidder BIGINT, price BIGINT, channel VARCHAR, url VARCHAR, date_time TIMESTAMP(3), extra VARCHAR)"}},
 		{nexmarkOpts("bid"), []catalog.Column{{Name: "date_time", Type: types.TTimestamp}, {Name: "ts", Type: types.TTimestamp}},
 			[]string{"columns date_time and ts both take bid's date_time"}},
+		{nexmarkOpts("auction"), one("expires_at", types.TTimestamp), []string{"no column expires_at", "auction(id BIGINT"}},
 		{nexmarkOpts("bid"), one("price", types.TDouble), []string{"column price is DOUBLE: expected BIGINT"}},
 		{nexmarkOpts("person"), one("auction", types.TBigInt), []string{"no column auction", "person(id BIGINT, name VARCHAR"}},
 		// datagen
