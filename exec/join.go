@@ -349,6 +349,20 @@ func (j *HashJoin) process(side int, b *Batch, after int64) error {
 	}
 	var padRows [][]any
 	var padW, padWM []int64
+	if j.Batch && j.ended[1-side] && j.store == nil {
+		// A bounded query whose other side is complete: no row still to come can match b's
+		// rows, so they are probed and not kept; those of a preserved side that matched
+		// nothing are padded now instead of at End.
+		if j.preserved(side) {
+			for i := 0; i < b.N; i++ {
+				if matchOf[i] == 0 {
+					padRows = append(padRows, b.Row(i))
+					padW = append(padW, b.Weight(i))
+				}
+			}
+		}
+		return j.emitPadded(side, padRows, padW, nil)
+	}
 	// Keep b's rows, and pad those of a preserved side that match nothing.
 	var vb []byte
 	for i := 0; i < b.N; i++ {
@@ -480,7 +494,10 @@ func (j *HashJoin) matchPairs(side int, b *Batch, pi, pe []int32, matchOf, jw []
 		return err
 	}
 	if len(sel) > 0 {
-		out := Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
+		out := joined
+		if len(sel) < joined.N { // every pair matched (no Cond, or all TRUE): no copy
+			out = Take(joined, sel, append(append([]types.T{}, j.LeftT...), j.RightT...))
+		}
 		out.W, out.WM = ws, wms
 		if err := j.Out.EmitBatch(out); err != nil {
 			return err
