@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/bits"
@@ -445,17 +446,154 @@ const (
 type Sort struct {
 	Keys  []SortKey
 	Types []types.T
+	// Limit, when > 0, says only the first Limit rows of the order are wanted (ORDER BY ...
+	// LIMIT in a bounded query): Sort then keeps only the best rows seen (a Top-N heap)
+	// instead of every row. It needs insert-only input (weights > 0), as in a batch query.
+	Limit int64
 	Out   Output
 	rows  [][]any
 	ws    []int64
+	top   topHeap
 }
 
 var _ Operator = (*Sort)(nil)
+
+// topHeap is the rows kept by a Sort with a Limit: a max-heap (the worst row on top) of
+// indexes into the Sort's rows, ordered by the sort keys and then by arrival (ties keep
+// arrival order, so a later row is worse than an earlier equal one).
+type topHeap struct {
+	idx  []int32
+	seq  []int64 // per row of Sort.rows: its arrival number
+	n    int64   // rows seen
+	sumW int64   // total weight of the rows in the heap
+}
+
+// worse reports whether row a (index into rows) comes after row b.
+func (s *Sort) worse(a, b int32) bool {
+	if rowLess(s.rows[b], s.rows[a], s.Keys) {
+		return true
+	}
+	if rowLess(s.rows[a], s.rows[b], s.Keys) {
+		return false
+	}
+	return s.top.seq[a] > s.top.seq[b]
+}
+
+func (s *Sort) siftUp(k int) {
+	h := s.top.idx
+	for k > 0 {
+		p := (k - 1) / 2
+		if !s.worse(h[k], h[p]) {
+			break
+		}
+		h[k], h[p] = h[p], h[k]
+		k = p
+	}
+}
+
+func (s *Sort) siftDown(k int) {
+	h := s.top.idx
+	for {
+		l := 2*k + 1
+		if l >= len(h) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(h) && s.worse(h[r], h[l]) {
+			c = r
+		}
+		if !s.worse(h[c], h[k]) {
+			return
+		}
+		h[k], h[c] = h[c], h[k]
+		k = c
+	}
+}
+
+// beats reports whether row i of b comes before the kept row r (an earlier arrival wins a
+// tie, so a new row that ties does not).
+func beats(b *Batch, i int, r []any, keys []SortKey) bool {
+	for _, k := range keys {
+		col := b.Cols[k.Col]
+		var c int
+		if col.IsNull(i) || r[k.Col] == nil {
+			v := Value(col, i)
+			c = CompareValues(v, r[k.Col])
+			if c != 0 && k.Nulls != NullsDefault {
+				return (v == nil) == (k.Nulls == NullsFirst)
+			}
+		} else {
+			switch a := col.(type) {
+			case *array.Int64:
+				c = cmp.Compare(a.Value(i), r[k.Col].(int64))
+			case *array.Float64:
+				c = compareFloat(a.Value(i), r[k.Col].(float64))
+			case *array.String:
+				c = strings.Compare(a.Value(i), r[k.Col].(string))
+			default:
+				c = CompareValues(Value(col, i), r[k.Col])
+			}
+		}
+		if c == 0 {
+			continue
+		}
+		if k.Desc {
+			return c > 0
+		}
+		return c < 0
+	}
+	return false
+}
+
+// pushTop keeps the rows of b that may be among the first s.Limit.
+func (s *Sort) pushTop(b *Batch) error {
+	t := &s.top
+	for i := 0; i < b.N; i++ {
+		w := b.Weight(i)
+		if w <= 0 {
+			return fmt.Errorf("internal error: Top-N sort given a retraction")
+		}
+		t.n++
+		if t.sumW >= s.Limit && !beats(b, i, s.rows[t.idx[0]], s.Keys) {
+			continue
+		}
+		var e int32
+		if t.sumW >= s.Limit && t.sumW-s.ws[t.idx[0]]+w >= s.Limit {
+			// Replace the worst row in place (its slot is reused).
+			e = t.idx[0]
+			t.sumW -= s.ws[e]
+			s.rows[e], s.ws[e], t.seq[e] = b.Row(i), w, t.n
+			t.sumW += w
+			s.siftDown(0)
+		} else {
+			e = int32(len(s.rows))
+			s.rows = append(s.rows, b.Row(i))
+			s.ws = append(s.ws, w)
+			t.seq = append(t.seq, t.n)
+			t.idx = append(t.idx, e)
+			t.sumW += w
+			s.siftUp(len(t.idx) - 1)
+		}
+		// Drop worst rows the others make unnecessary.
+		for len(t.idx) > 1 && t.sumW-s.ws[t.idx[0]] >= s.Limit {
+			t.sumW -= s.ws[t.idx[0]]
+			s.rows[t.idx[0]] = nil
+			last := len(t.idx) - 1
+			t.idx[0] = t.idx[last]
+			t.idx = t.idx[:last]
+			s.siftDown(0)
+		}
+	}
+	return nil
+}
 
 // Push implements Operator.
 func (s *Sort) Push(_ int, m Msg) error {
 	switch m.Kind {
 	case MsgBatch:
+		if s.Limit > 0 {
+			return s.pushTop(m.Batch)
+		}
 		for i := 0; i < m.Batch.N; i++ {
 			s.rows = append(s.rows, m.Batch.Row(i))
 			s.ws = append(s.ws, m.Batch.Weight(i))
@@ -464,9 +602,18 @@ func (s *Sort) Push(_ int, m Msg) error {
 	case MsgWatermark:
 		return nil
 	}
-	idx := make([]int, len(s.rows))
-	for i := range idx {
-		idx[i] = i
+	var idx []int
+	if s.Limit > 0 {
+		for _, e := range s.top.idx {
+			idx = append(idx, int(e))
+		}
+		sort.Slice(idx, func(a, b int) bool { return s.worse(int32(idx[b]), int32(idx[a])) })
+		s.top = topHeap{}
+	} else {
+		idx = make([]int, len(s.rows))
+		for i := range idx {
+			idx[i] = i
+		}
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return rowLess(s.rows[idx[a]], s.rows[idx[b]], s.Keys) })
 	const size = 4096

@@ -203,6 +203,13 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Sort:
 		return bd.build(x.Input, exec.Output{Op: &exec.Sort{Keys: x.Keys, Types: Types(x.Schema()), Out: out}})
 	case *Limit:
+		if srt, ok := x.Input.(*Sort); ok && bd.opt.Batch && x.Count >= 0 {
+			// ORDER BY ... LIMIT over bounded input: the sort keeps only the rows the limit
+			// can return (a Top-N heap) instead of sorting every row.
+			lim := &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}
+			so := &exec.Sort{Keys: srt.Keys, Types: Types(srt.Schema()), Limit: x.Count + x.Offset, Out: exec.Output{Op: lim}}
+			return bd.build(srt.Input, exec.Output{Op: so})
+		}
 		return bd.build(x.Input, exec.Output{Op: &exec.Limit{Count: x.Count, Offset: x.Offset, Types: Types(x.Schema()), Out: out}})
 	case *Rank:
 		sch := x.Schema()
