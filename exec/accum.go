@@ -46,7 +46,7 @@ func resultColumn(a accumulator, gs []int32, t types.T) arrow.Array {
 // retract rows.
 func newAccumulator(a AggSpec, retract bool, counts *[]int64) accumulator {
 	if a.Distinct && (a.Fn == AggCount || a.Fn == AggSum || a.Fn == AggAvg) {
-		return &distinctAcc{spec: a}
+		return &distinctAcc{spec: a, typed: a.In.Phys() == types.PhysInt64}
 	}
 	switch a.Fn {
 	case AggCountStar:
@@ -881,16 +881,44 @@ func (a *arrivalAcc) load(r *StateReader, g int32) {
 type distinctAcc struct {
 	spec AggSpec
 	sets []map[any]int64
-	err  error // a SUM out of range (see intSumAcc)
+	// typed: the values are int64s (BIGINT, TIMESTAMP, ...), kept in ints instead of sets,
+	// unboxed (hashing an int64 key, not an interface).
+	typed bool
+	ints  []map[int64]int64
+	err   error // a SUM out of range (see intSumAcc)
 }
 
 func (d *distinctAcc) grow(g int) {
+	if d.typed {
+		for len(d.ints) < g {
+			d.ints = append(d.ints, map[int64]int64{})
+		}
+		return
+	}
 	for len(d.sets) < g {
 		d.sets = append(d.sets, map[any]int64{})
 	}
 }
 
 func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
+	if d.typed {
+		vals := Int64s(col)
+		noNulls := col.NullN() == 0
+		for i, g := range gids {
+			if !noNulls && col.IsNull(i) {
+				continue
+			}
+			m, k := d.ints[g], vals[i]
+			if b.W == nil {
+				m[k]++
+				continue
+			}
+			if m[k] += b.Weight(i); m[k] <= 0 {
+				delete(m, k)
+			}
+		}
+		return nil
+	}
 	for i, g := range gids {
 		if col.IsNull(i) {
 			continue
@@ -905,11 +933,35 @@ func (d *distinctAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	return nil
 }
 
-func (d *distinctAcc) reset(g int32) { d.sets[g] = map[any]int64{} }
+func (d *distinctAcc) reset(g int32) {
+	if d.typed {
+		d.ints[g] = map[int64]int64{}
+		return
+	}
+	d.sets[g] = map[any]int64{}
+}
 
 func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
 
 func (d *distinctAcc) result(g int32) any {
+	if d.typed {
+		set := d.ints[g]
+		if d.spec.Fn == AggCount {
+			return int64(len(set))
+		}
+		if len(set) == 0 {
+			return nil
+		}
+		var sum intSum // exact, as intSumAcc's
+		for x := range set {
+			sum.add(x>>63, uint64(x))
+		}
+		v, err := sum.of(d.spec.Fn == AggAvg, int64(len(set)), d.spec.In)
+		if err != nil {
+			d.err = err
+		}
+		return v
+	}
 	set := d.sets[g]
 	if d.spec.Fn == AggCount {
 		return int64(len(set))
@@ -985,8 +1037,29 @@ func (e *extremeAcc) load(r *StateReader, g int32) {
 		e.multi[g] = m
 	}
 }
-func (d *distinctAcc) save(w *StateWriter, g int32) { saveMultiset(w, d.sets[g]) }
-func (d *distinctAcc) load(r *StateReader, g int32) { d.sets[g] = loadMultiset(r) }
+func (d *distinctAcc) save(w *StateWriter, g int32) {
+	if d.typed {
+		m := make(map[any]int64, len(d.ints[g]))
+		for k, n := range d.ints[g] {
+			m[k] = n
+		}
+		saveMultiset(w, m)
+		return
+	}
+	saveMultiset(w, d.sets[g])
+}
+func (d *distinctAcc) load(r *StateReader, g int32) {
+	m := loadMultiset(r)
+	if d.typed {
+		ints := make(map[int64]int64, len(m))
+		for k, n := range m {
+			ints[k.(int64)] = n
+		}
+		d.ints[g] = ints
+		return
+	}
+	d.sets[g] = m
+}
 
 // A multiset of values is a map from value to count; NaN, which is not equal to itself,
 // is kept as nanKey.
