@@ -944,35 +944,22 @@ func (d *distinctAcc) reset(g int32) {
 func (d *distinctAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(d, gs, t) }
 
 func (d *distinctAcc) result(g int32) any {
+	n := 0
 	if d.typed {
-		set := d.ints[g]
-		if d.spec.Fn == AggCount {
-			return int64(len(set))
-		}
-		if len(set) == 0 {
-			return nil
-		}
-		var sum intSum // exact, as intSumAcc's
-		for x := range set {
-			sum.add(x>>63, uint64(x))
-		}
-		v, err := sum.of(d.spec.Fn == AggAvg, int64(len(set)), d.spec.In)
-		if err != nil {
-			d.err = err
-		}
-		return v
+		n = len(d.ints[g])
+	} else {
+		n = len(d.sets[g])
 	}
-	set := d.sets[g]
 	if d.spec.Fn == AggCount {
-		return int64(len(set))
+		return int64(n)
 	}
-	if len(set) == 0 {
+	if n == 0 {
 		return nil
 	}
-	if d.spec.In.Phys() == types.PhysFloat64 {
+	if !d.typed { // DOUBLE: the other sums are of int64-backed values
 		// Summed in order, so the sum does not depend on the map's.
-		floats := make([]float64, 0, len(set))
-		for k := range set {
+		floats := make([]float64, 0, n)
+		for k := range d.sets[g] {
 			floats = append(floats, multisetValue(k).(float64))
 		}
 		slices.SortFunc(floats, compareFloat)
@@ -981,16 +968,15 @@ func (d *distinctAcc) result(g int32) any {
 			fsum += x
 		}
 		if d.spec.Fn == AggAvg {
-			return fsum / float64(len(set))
+			return fsum / float64(n)
 		}
 		return fsum
 	}
 	var sum intSum // exact, as intSumAcc's
-	for k := range set {
-		x := multisetValue(k).(int64)
+	for x := range d.ints[g] {
 		sum.add(x>>63, uint64(x))
 	}
-	v, err := sum.of(d.spec.Fn == AggAvg, int64(len(set)), d.spec.In)
+	v, err := sum.of(d.spec.Fn == AggAvg, int64(n), d.spec.In)
 	if err != nil {
 		d.err = err
 	}
