@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
@@ -344,11 +345,14 @@ type Collector struct {
 	Done    bool
 	// Ctx, when set, cancels the query: a batch arriving after it is done fails with its
 	// error, which unwinds the dataflow.
-	Ctx    context.Context
-	rows   [][]any
-	counts []int64
-	index  map[string]int
-	keyBuf []byte
+	Ctx context.Context
+	// batches are an ordered collector's input, as it came; rows and counts are an
+	// unordered one's consolidated rows (index finds a row by its values).
+	batches []*Batch
+	rows    [][]any
+	counts  []int64
+	index   map[string]int
+	keyBuf  []byte
 }
 
 var _ Operator = (*Collector)(nil)
@@ -366,10 +370,7 @@ func (c *Collector) Push(_ int, m Msg) error {
 	case MsgBatch:
 		b := m.Batch
 		if c.Ordered {
-			for i := 0; i < b.N; i++ {
-				c.rows = append(c.rows, b.Row(i))
-				c.counts = append(c.counts, b.Weight(i))
-			}
+			c.batches = append(c.batches, b)
 			return nil
 		}
 		if c.index == nil {
@@ -390,9 +391,17 @@ func (c *Collector) Push(_ int, m Msg) error {
 	return nil
 }
 
-// Rows returns the collected rows, each repeated by its count.
+// Rows returns the collected rows, each repeated by its count (weight).
 func (c *Collector) Rows() [][]any {
 	var out [][]any
+	for _, b := range c.batches {
+		for i := 0; i < b.N; i++ {
+			row := b.Row(i)
+			for k := b.Weight(i); k > 0; k-- {
+				out = append(out, row)
+			}
+		}
+	}
 	for i, r := range c.rows {
 		for k := int64(0); k < c.counts[i]; k++ {
 			out = append(out, r)
@@ -401,13 +410,52 @@ func (c *Collector) Rows() [][]any {
 	return out
 }
 
-// Batches returns the collected rows as batches of at most size rows.
+// Batches returns the collected rows as batches of at most size rows. An ordered
+// collector's batches go on as they came, rows of a weight other than one repeated that many
+// times, and rebuilt only where a column is not of its type's physical array (a NULL
+// literal's): no row is boxed.
 func (c *Collector) Batches(size int) []*Batch {
-	rows := c.Rows()
+	if !c.Ordered {
+		rows := c.Rows()
+		var out []*Batch
+		for start := 0; start < len(rows); start += size {
+			end := min(start+size, len(rows))
+			out = append(out, RowsToBatch(rows[start:end], c.Types))
+		}
+		return out
+	}
+	want := make([]arrow.DataType, len(c.Types))
+	for i, t := range c.Types {
+		want[i] = NewBuilder(t, 0).Finish().DataType()
+	}
 	var out []*Batch
-	for start := 0; start < len(rows); start += size {
-		end := min(start+size, len(rows))
-		out = append(out, RowsToBatch(rows[start:end], c.Types))
+	for _, b := range c.batches {
+		if b.W != nil {
+			var idx []int32
+			for i, w := range b.W {
+				for k := w; k > 0; k-- {
+					idx = append(idx, int32(i))
+				}
+			}
+			b = Take(&Batch{N: b.N, Cols: b.Cols}, idx, c.Types)
+		}
+		for i, col := range b.Cols {
+			if !arrow.TypeEqual(col.DataType(), want[i]) {
+				rows := make([][]any, b.N)
+				for r := range rows {
+					rows[r] = b.Row(r)
+				}
+				b = RowsToBatch(rows, c.Types)
+				break
+			}
+		}
+		for lo := 0; lo < b.N; lo += size {
+			part := &Batch{N: b.N, Cols: b.Cols}
+			if lo > 0 || b.N > size {
+				part = part.Slice(lo, min(lo+size, b.N))
+			}
+			out = append(out, part)
+		}
 	}
 	return out
 }
@@ -451,9 +499,12 @@ type Sort struct {
 	// instead of every row. It needs insert-only input (weights > 0), as in a batch query.
 	Limit int64
 	Out   Output
-	rows  [][]any
-	ws    []int64
-	top   topHeap
+	// batches are the input of a full sort, kept as they came; rows and ws are the boxed
+	// rows a Top-N heap (top) keeps.
+	batches []*Batch
+	rows    [][]any
+	ws      []int64
+	top     topHeap
 }
 
 var _ Operator = (*Sort)(nil)
@@ -594,31 +645,193 @@ func (s *Sort) Push(_ int, m Msg) error {
 		if s.Limit > 0 {
 			return s.pushTop(m.Batch)
 		}
-		for i := 0; i < m.Batch.N; i++ {
-			s.rows = append(s.rows, m.Batch.Row(i))
-			s.ws = append(s.ws, m.Batch.Weight(i))
-		}
+		s.batches = append(s.batches, m.Batch)
 		return nil
 	case MsgWatermark:
 		return nil
 	}
-	var idx []int
 	if s.Limit > 0 {
-		for _, e := range s.top.idx {
-			idx = append(idx, int(e))
+		if err := s.emitTop(); err != nil {
+			return err
 		}
-		sort.Slice(idx, func(a, b int) bool { return s.worse(int32(idx[b]), int32(idx[a])) })
-		s.top = topHeap{}
+	} else if err := s.emitSorted(); err != nil {
+		return err
+	}
+	return s.Out.Emit(m)
+}
+
+// sortChunk is the rows of each batch a Sort emits.
+const sortChunk = 4096
+
+// emitSorted emits a full sort's input in order: the batches are joined into one, a
+// permutation of its rows is sorted by key comparisons on the typed columns (row number last,
+// so ties keep arrival order), and the rows are gathered through it.
+func (s *Sort) emitSorted() error {
+	if len(s.batches) == 0 {
+		return nil
+	}
+	all := Concat(s.batches, s.Types)
+	s.batches = nil
+	cmps := make([]func(a, b int32) int, len(s.Keys))
+	for i, k := range s.Keys {
+		cmps[i] = keyCompare(all.Cols[k.Col], k)
+	}
+	rest := func(a, b int32) int { // the keys after the first, then arrival
+		for _, c := range cmps[1:] {
+			if r := c(a, b); r != 0 {
+				return r
+			}
+		}
+		return cmp.Compare(a, b)
+	}
+	idx := make([]int32, all.N)
+	if rows, ok := encodeSortKey(all.Cols[s.Keys[0].Col], s.Keys[0]); ok {
+		// The first key's values sit beside their row numbers: most comparisons read the
+		// slice being sorted, in order, instead of the column at random.
+		slices.SortFunc(rows, func(a, b encodedRow) int {
+			if a.rank != b.rank {
+				return cmp.Compare(a.rank, b.rank)
+			}
+			if a.key != b.key {
+				return cmp.Compare(a.key, b.key)
+			}
+			return rest(a.row, b.row)
+		})
+		for i, r := range rows {
+			idx[i] = r.row
+		}
 	} else {
-		idx = make([]int, len(s.rows))
 		for i := range idx {
-			idx[i] = i
+			idx[i] = int32(i)
+		}
+		cmp0 := cmps[0]
+		slices.SortFunc(idx, func(a, b int32) int {
+			if r := cmp0(a, b); r != 0 {
+				return r
+			}
+			return rest(a, b)
+		})
+	}
+	for start := 0; start < len(idx); start += sortChunk {
+		if err := s.Out.EmitBatch(Take(all, idx[start:min(start+sortChunk, len(idx))], s.Types)); err != nil {
+			return err
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return rowLess(s.rows[idx[a]], s.rows[idx[b]], s.Keys) })
-	const size = 4096
-	for start := 0; start < len(idx); start += size {
-		end := min(start+size, len(idx))
+	return nil
+}
+
+// encodedRow is a row number with its first sort key: its value mapped to an unsigned
+// integer of the same order, after its rank (a NULL's 0 or 2 puts it first or last; a
+// value's is 1).
+type encodedRow struct {
+	key  uint64
+	row  int32
+	rank uint8
+}
+
+// encodeSortKey maps the rows of an int64 or float64 column to encodedRows that order as
+// sort key k orders them (as keyCompare does); ok is false for another column type.
+func encodeSortKey(col arrow.Array, k SortKey) (rows []encodedRow, ok bool) {
+	var enc func(i int) uint64 // non-NULL values, ascending
+	switch c := col.(type) {
+	case *array.Int64:
+		v := c.Int64Values()
+		enc = func(i int) uint64 { return uint64(v[i]) ^ 1<<63 }
+	case *array.Float64:
+		v := c.Float64Values()
+		enc = func(i int) uint64 {
+			x := v[i]
+			switch {
+			case x != x:
+				return math.MaxUint64 // every NaN: equal, and above +Inf
+			case x == 0:
+				x = 0 // -0 equals 0
+			}
+			b := math.Float64bits(x)
+			if b>>63 == 1 {
+				return ^b
+			}
+			return b | 1<<63
+		}
+	default:
+		return nil, false
+	}
+	nullsFirst := !k.Desc // NULL is the least value
+	if k.Nulls != NullsDefault {
+		nullsFirst = k.Nulls == NullsFirst
+	}
+	nullRank := uint8(2)
+	if nullsFirst {
+		nullRank = 0
+	}
+	rows = make([]encodedRow, col.Len())
+	for i := range rows {
+		rows[i].row = int32(i)
+		if col.IsNull(i) {
+			rows[i].rank = nullRank
+			continue
+		}
+		rows[i].rank, rows[i].key = 1, enc(i)
+		if k.Desc {
+			rows[i].key = ^rows[i].key
+		}
+	}
+	return rows, true
+}
+
+// keyCompare orders rows a and b of col by sort key k, as rowLess does.
+func keyCompare(col arrow.Array, k SortKey) func(a, b int32) int {
+	var asc func(a, b int32) int // non-NULL values, ascending
+	switch c := col.(type) {
+	case *array.Int64:
+		v := c.Int64Values()
+		asc = func(a, b int32) int { return cmp.Compare(v[a], v[b]) }
+	case *array.Float64:
+		v := c.Float64Values()
+		asc = func(a, b int32) int { return compareFloat(v[a], v[b]) }
+	case *array.String:
+		asc = func(a, b int32) int { return strings.Compare(c.Value(int(a)), c.Value(int(b))) }
+	default:
+		asc = func(a, b int32) int { return CompareValues(Value(col, int(a)), Value(col, int(b))) }
+	}
+	ordered := asc
+	if k.Desc {
+		ordered = func(a, b int32) int { return asc(b, a) }
+	}
+	if col.NullN() == 0 {
+		return ordered
+	}
+	nullsFirst := !k.Desc // NULL is the least value
+	if k.Nulls != NullsDefault {
+		nullsFirst = k.Nulls == NullsFirst
+	}
+	nullSide := 1
+	if nullsFirst {
+		nullSide = -1
+	}
+	return func(a, b int32) int {
+		an, bn := col.IsNull(int(a)), col.IsNull(int(b))
+		switch {
+		case an && bn:
+			return 0
+		case an:
+			return nullSide
+		case bn:
+			return -nullSide
+		}
+		return ordered(a, b)
+	}
+}
+
+// emitTop emits the rows a Top-N sort kept, in order.
+func (s *Sort) emitTop() error {
+	idx := make([]int, 0, len(s.top.idx))
+	for _, e := range s.top.idx {
+		idx = append(idx, int(e))
+	}
+	sort.Slice(idx, func(a, b int) bool { return s.worse(int32(idx[b]), int32(idx[a])) })
+	for start := 0; start < len(idx); start += sortChunk {
+		end := min(start+sortChunk, len(idx))
 		rows := make([][]any, 0, end-start)
 		w := make([]int64, 0, end-start)
 		for _, i := range idx[start:end] {
@@ -631,8 +844,8 @@ func (s *Sort) Push(_ int, m Msg) error {
 			return err
 		}
 	}
-	s.rows, s.ws = nil, nil
-	return s.Out.Emit(m)
+	s.rows, s.ws, s.top = nil, nil, topHeap{}
+	return nil
 }
 
 // rowLess orders rows by sort keys.
