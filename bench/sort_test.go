@@ -12,8 +12,9 @@ import (
 
 // BenchmarkOrderBy sorts the scan benchmark's table t(k, v) (2M rows; v has 1000 values, so
 // the second key breaks many ties): every row (`ORDER BY v, k`, all of them returned through
-// QueryArrow) and the first ten (`ORDER BY v DESC, k LIMIT 10`, a Top-N). rows/s counts the
-// table's rows.
+// QueryArrow), the first ten (`ORDER BY v DESC, k LIMIT 10`, a Top-N), and every row
+// numbered within its k (`ROW_NUMBER() OVER (PARTITION BY k ORDER BY v)`). rows/s counts
+// the table's rows.
 func BenchmarkOrderBy(b *testing.B) {
 	rows := scaled(2_000_000)
 	d := newScanData(rows)
@@ -28,6 +29,7 @@ func BenchmarkOrderBy(b *testing.B) {
 	for _, q := range []struct{ name, sql string }{
 		{"full", "SELECT k, v FROM t ORDER BY v, k"},
 		{"top10", "SELECT k, v FROM t ORDER BY v DESC, k LIMIT 10"},
+		{"row_number", "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t"},
 	} {
 		b.Run(q.name, func(b *testing.B) {
 			var el time.Duration
@@ -50,7 +52,7 @@ func BenchmarkOrderBy(b *testing.B) {
 				}
 				rdr.Release()
 				el += time.Since(t0)
-				if want := map[string]int{"full": rows, "top10": 10}[q.name]; n != want {
+				if want := map[string]int{"full": rows, "top10": 10, "row_number": rows}[q.name]; n != want {
 					b.Fatalf("%d rows, want %d", n, want)
 				}
 			}

@@ -672,46 +672,7 @@ func (s *Sort) emitSorted() error {
 	}
 	all := Concat(s.batches, s.Types)
 	s.batches = nil
-	cmps := make([]func(a, b int32) int, len(s.Keys))
-	for i, k := range s.Keys {
-		cmps[i] = keyCompare(all.Cols[k.Col], k)
-	}
-	rest := func(a, b int32) int { // the keys after the first, then arrival
-		for _, c := range cmps[1:] {
-			if r := c(a, b); r != 0 {
-				return r
-			}
-		}
-		return cmp.Compare(a, b)
-	}
-	idx := make([]int32, all.N)
-	if rows, ok := encodeSortKey(all.Cols[s.Keys[0].Col], s.Keys[0]); ok {
-		// The first key's values sit beside their row numbers: most comparisons read the
-		// slice being sorted, in order, instead of the column at random.
-		slices.SortFunc(rows, func(a, b encodedRow) int {
-			if a.rank != b.rank {
-				return cmp.Compare(a.rank, b.rank)
-			}
-			if a.key != b.key {
-				return cmp.Compare(a.key, b.key)
-			}
-			return rest(a.row, b.row)
-		})
-		for i, r := range rows {
-			idx[i] = r.row
-		}
-	} else {
-		for i := range idx {
-			idx[i] = int32(i)
-		}
-		cmp0 := cmps[0]
-		slices.SortFunc(idx, func(a, b int32) int {
-			if r := cmp0(a, b); r != 0 {
-				return r
-			}
-			return rest(a, b)
-		})
-	}
+	idx, _ := sortPermutation(all, s.Keys)
 	for start := 0; start < len(idx); start += sortChunk {
 		if err := s.Out.EmitBatch(Take(all, idx[start:min(start+sortChunk, len(idx))], s.Types)); err != nil {
 			return err
@@ -720,63 +681,121 @@ func (s *Sort) emitSorted() error {
 	return nil
 }
 
-// encodedRow is a row number with its first sort key: its value mapped to an unsigned
-// integer of the same order, after its rank (a NULL's 0 or 2 puts it first or last; a
-// value's is 1).
-type encodedRow struct {
-	key  uint64
-	row  int32
-	rank uint8
+// sortPermutation returns b's row numbers in the order of keys, ties in row order, and the
+// comparators of the keys (which order two rows of b by each key).
+func sortPermutation(b *Batch, keys []SortKey) ([]int32, []func(a, b int32) int) {
+	cmps := make([]func(a, b int32) int, len(keys))
+	for i, k := range keys {
+		cmps[i] = keyCompare(b.Cols[k.Col], k)
+	}
+	idx := make([]int32, b.N)
+	if len(keys) == 0 {
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		return idx, cmps
+	}
+	rows, enc := encodeSortKeys(b, keys)
+	rest := func(a, b int32) int { // the keys not encoded, then row order
+		for _, c := range cmps[enc:] {
+			if r := c(a, b); r != 0 {
+				return r
+			}
+		}
+		return cmp.Compare(a, b)
+	}
+	if enc == 0 {
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortFunc(idx, rest)
+		return idx, cmps
+	}
+	// The leading keys' values sit beside their row numbers: most comparisons read the
+	// slice being sorted, in order, instead of the columns at random.
+	slices.SortFunc(rows, func(a, b encodedRow) int {
+		for k := range enc {
+			if a.rank[k] != b.rank[k] {
+				return cmp.Compare(a.rank[k], b.rank[k])
+			}
+			if a.key[k] != b.key[k] {
+				return cmp.Compare(a.key[k], b.key[k])
+			}
+		}
+		return rest(a.row, b.row)
+	})
+	for i, r := range rows {
+		idx[i] = r.row
+	}
+	return idx, cmps
 }
 
-// encodeSortKey maps the rows of an int64 or float64 column to encodedRows that order as
-// sort key k orders them (as keyCompare does); ok is false for another column type.
-func encodeSortKey(col arrow.Array, k SortKey) (rows []encodedRow, ok bool) {
-	var enc func(i int) uint64 // non-NULL values, ascending
-	switch c := col.(type) {
-	case *array.Int64:
-		v := c.Int64Values()
-		enc = func(i int) uint64 { return uint64(v[i]) ^ 1<<63 }
-	case *array.Float64:
-		v := c.Float64Values()
-		enc = func(i int) uint64 {
-			x := v[i]
-			switch {
-			case x != x:
-				return math.MaxUint64 // every NaN: equal, and above +Inf
-			case x == 0:
-				x = 0 // -0 equals 0
+// encodedRow is a row number with its leading sort keys (up to two): each value mapped to
+// an unsigned integer of the same order, after its rank (a NULL's 0 or 2 puts it first or
+// last; a value's is 1).
+type encodedRow struct {
+	key  [2]uint64
+	row  int32
+	rank [2]uint8
+}
+
+// encodeSortKeys encodes b's rows for the leading keys of int64 or float64 columns, up to
+// two, so that they order as keyCompare orders them, and says how many keys it encoded
+// (none: rows is nil).
+func encodeSortKeys(b *Batch, keys []SortKey) (rows []encodedRow, n int) {
+	for ; n < min(len(keys), len(encodedRow{}.key)); n++ {
+		k := keys[n]
+		col := b.Cols[k.Col]
+		var enc func(i int) uint64 // non-NULL values, ascending
+		switch c := col.(type) {
+		case *array.Int64:
+			v := c.Int64Values()
+			enc = func(i int) uint64 { return uint64(v[i]) ^ 1<<63 }
+		case *array.Float64:
+			v := c.Float64Values()
+			enc = func(i int) uint64 {
+				x := v[i]
+				switch {
+				case x != x:
+					return math.MaxUint64 // every NaN: equal, and above +Inf
+				case x == 0:
+					x = 0 // -0 equals 0
+				}
+				bits := math.Float64bits(x)
+				if bits>>63 == 1 {
+					return ^bits
+				}
+				return bits | 1<<63
 			}
-			b := math.Float64bits(x)
-			if b>>63 == 1 {
-				return ^b
+		default:
+			return rows, n
+		}
+		nullsFirst := !k.Desc // NULL is the least value
+		if k.Nulls != NullsDefault {
+			nullsFirst = k.Nulls == NullsFirst
+		}
+		nullRank := uint8(2)
+		if nullsFirst {
+			nullRank = 0
+		}
+		if rows == nil {
+			rows = make([]encodedRow, b.N)
+			for i := range rows {
+				rows[i].row = int32(i)
 			}
-			return b | 1<<63
 		}
-	default:
-		return nil, false
-	}
-	nullsFirst := !k.Desc // NULL is the least value
-	if k.Nulls != NullsDefault {
-		nullsFirst = k.Nulls == NullsFirst
-	}
-	nullRank := uint8(2)
-	if nullsFirst {
-		nullRank = 0
-	}
-	rows = make([]encodedRow, col.Len())
-	for i := range rows {
-		rows[i].row = int32(i)
-		if col.IsNull(i) {
-			rows[i].rank = nullRank
-			continue
-		}
-		rows[i].rank, rows[i].key = 1, enc(i)
-		if k.Desc {
-			rows[i].key = ^rows[i].key
+		for i := range rows {
+			if col.IsNull(i) {
+				rows[i].rank[n] = nullRank
+				continue
+			}
+			rows[i].rank[n], rows[i].key[n] = 1, enc(i)
+			if k.Desc {
+				rows[i].key[n] = ^rows[i].key[n]
+			}
 		}
 	}
-	return rows, true
+	return rows, n
 }
 
 // keyCompare orders rows a and b of col by sort key k, as rowLess does.

@@ -98,6 +98,8 @@ type Ranker struct {
 	Errs RowErrors
 	Out  Output
 
+	// batches is the input of a columnar ranking (see columnar), kept as it came.
+	batches   []*Batch
 	parts     map[string]*rankPart
 	dirtyKeys []string // the partitions changed by the current batch
 	seq       uint64   // the next row's arrival number
@@ -116,6 +118,18 @@ var _ Operator = (*Ranker)(nil)
 
 // Push implements Operator.
 func (r *Ranker) Push(_ int, m Msg) error {
+	if r.columnar() {
+		switch m.Kind {
+		case MsgBatch:
+			r.batches = append(r.batches, m.Batch)
+			return nil
+		case MsgEnd:
+			if err := r.emitColumnar(); err != nil {
+				return err
+			}
+		}
+		return r.Out.Emit(m)
+	}
 	if r.parts == nil {
 		r.parts = map[string]*rankPart{}
 	}
@@ -167,6 +181,81 @@ func (r *Ranker) Push(_ int, m Msg) error {
 		return nil
 	}
 	return r.emit(false)
+}
+
+// columnar reports whether the Ranker numbers a bounded query's rows at End from one sort
+// of its whole input (ROW_NUMBER, RANK, DENSE_RANK), keeping its batches as they come
+// instead of boxed rows per partition.
+func (r *Ranker) columnar() bool {
+	return r.Batch && !r.NumberHidden && (r.Fn == RowNumber || r.Fn == Rank || r.Fn == DenseRank)
+}
+
+// emitColumnar emits a columnar ranking: the rows (a row of weight w counting as w rows)
+// sorted by partition, then order, then arrival, each numbered in one pass; those beyond
+// the Limit are left out.
+func (r *Ranker) emitColumnar() error {
+	if len(r.batches) == 0 {
+		return nil
+	}
+	all := Concat(r.batches, r.Types)
+	r.batches = nil
+	if all.W != nil {
+		var idx []int32
+		for i, w := range all.W {
+			for k := w; k > 0; k-- {
+				idx = append(idx, int32(i))
+			}
+		}
+		all = Take(&Batch{N: all.N, Cols: all.Cols}, idx, r.Types)
+	}
+	keys := make([]SortKey, 0, len(r.PartCols)+len(r.Order))
+	for _, c := range r.PartCols {
+		keys = append(keys, SortKey{Col: c})
+	}
+	idx, cmps := sortPermutation(all, append(keys, r.Order...))
+	parts, order := cmps[:len(r.PartCols)], cmps[len(r.PartCols):]
+	differs := func(cs []func(a, b int32) int, a, b int32) bool {
+		for _, c := range cs {
+			if c(a, b) != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	var sel []int32
+	var vals []int64
+	var n, rank, dense int64
+	for pos, row := range idx {
+		switch {
+		case pos == 0 || differs(parts, idx[pos-1], row):
+			n, rank, dense = 1, 1, 1
+		default:
+			n++
+			if differs(order, idx[pos-1], row) {
+				rank, dense = n, dense+1
+			}
+		}
+		v := n
+		switch r.Fn {
+		case Rank:
+			v = rank
+		case DenseRank:
+			v = dense
+		}
+		if r.Limit >= 0 && v > r.Limit {
+			continue
+		}
+		sel, vals = append(sel, row), append(vals, v)
+	}
+	for start := 0; start < len(sel); start += sortChunk {
+		end := min(start+sortChunk, len(sel))
+		b := Take(all, sel[start:end], r.Types)
+		b.Cols = append(b.Cols, NewInt64(vals[start:end], nil))
+		if err := r.Out.EmitBatch(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // emitComplete emits, with EMIT ON WINDOW CLOSE, the ranked rows of the partitions whose
