@@ -182,6 +182,35 @@ func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
 	})
 }
 
+// BenchmarkDuckDBOrderBy is ../../bench's BenchmarkOrderBy on DuckDB: the scan benchmark's
+// t(k, v), 2M rows, sorted whole, its first ten, and numbered within each k.
+func BenchmarkDuckDBOrderBy(b *testing.B) {
+	rows := benchScaled(2_000_000)
+	db, conn := openBenchDuckDB(b)
+	defer db.Close()
+	defer conn.Close()
+	gk, gv := splitmix(1), splitmix(2)
+	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
+		return []driver.Value{gk.intn(1000), gv.intn(1000)}
+	})
+	for _, q := range []struct {
+		name, sql  string
+		cols, rows int
+	}{
+		{"full", "SELECT k, v FROM t ORDER BY v, k", 2, rows},
+		{"top10", "SELECT k, v FROM t ORDER BY v DESC, k LIMIT 10", 2, 10},
+		{"row_number", "SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS rn FROM t", 3, rows},
+	} {
+		b.Run(fmt.Sprintf("%s/rows=%s/threads=1", q.name, benchHuman(rows)), func(b *testing.B) {
+			el, n, _ := timeQuery(b, conn, q.sql, q.cols)
+			if n != q.rows {
+				b.Fatalf("%d rows, want %d", n, q.rows)
+			}
+			b.ReportMetric(float64(rows*b.N)/el.Seconds(), "rows/s")
+		})
+	}
+}
+
 // BenchmarkDuckDBTumble is the batch equivalent of ../../bench's BenchmarkTumbleView and
 // BenchmarkHopView on DuckDB: the same events (1k keys and 4M events, 1M keys and 1M events;
 // ts 1 ms apart) grouped by 10 s window and key in one query over the finished table —
