@@ -84,6 +84,23 @@ func scanLoopMap(d *scanData, cut int64) map[int64]*groupAgg {
 	return m
 }
 
+// openScanTable opens a database (sync off) holding the scan data of rows rows as table
+// t(k, v), appended in 64k-row batches.
+func openScanTable(b *testing.B, rows int) (*scanData, *streamsql.DB) {
+	d := newScanData(rows)
+	db := openDB(b, streamsql.WithSync(false))
+	mustExec(b, db, scanTable)
+	recs := make([]arrow.RecordBatch, len(d.ks))
+	for i := range d.ks {
+		recs[i] = record([]string{"k", "v"}, int64Array(d.ks[i]), int64Array(d.vs[i]))
+	}
+	appendAll(b, db, "t", recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	return d, db
+}
+
 // scanEngine runs query (with the cut) through QueryArrow and collects its rows.
 func scanEngine(db *streamsql.DB, query string, cut int64) (map[int64]groupAgg, error) {
 	rdr, err := db.QueryArrow(context.Background(), fmt.Sprintf(query, cut))
@@ -114,18 +131,8 @@ func scanEngine(db *streamsql.DB, query string, cut int64) (map[int64]groupAgg, 
 // x_of_loop (engine rate / slice-loop rate; the target is >= 0.33, within 3x).
 func BenchmarkScanFilterAggregate(b *testing.B) {
 	rows := scaled(scanRows)
-	d := newScanData(rows)
-	db := openDB(b, streamsql.WithSync(false))
+	d, db := openScanTable(b, rows)
 	defer db.Close()
-	mustExec(b, db, scanTable)
-	recs := make([]arrow.RecordBatch, len(d.ks))
-	for i := range d.ks {
-		recs[i] = record([]string{"k", "v"}, int64Array(d.ks[i]), int64Array(d.vs[i]))
-	}
-	appendAll(b, db, "t", recs)
-	for _, r := range recs {
-		r.Release()
-	}
 	name := "rows=" + human(rows)
 
 	b.Run(name+"/engine", func(b *testing.B) {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/streamsql/streamsql"
 )
 
 // BenchmarkOrderBy sorts the scan benchmark's table t(k, v) (2M rows; v has 1000 values, so
@@ -17,15 +13,8 @@ import (
 // the table's rows.
 func BenchmarkOrderBy(b *testing.B) {
 	rows := scaled(2_000_000)
-	d := newScanData(rows)
-	db := openDB(b, streamsql.WithSync(false))
+	_, db := openScanTable(b, rows)
 	defer db.Close()
-	mustExec(b, db, scanTable)
-	recs := make([]arrow.RecordBatch, len(d.ks))
-	for i := range d.ks {
-		recs[i] = record([]string{"k", "v"}, int64Array(d.ks[i]), int64Array(d.vs[i]))
-	}
-	appendAll(b, db, "t", recs)
 	for _, q := range []struct{ name, sql string }{
 		{"full", "SELECT k, v FROM t ORDER BY v, k"},
 		{"top10", "SELECT k, v FROM t ORDER BY v DESC, k LIMIT 10"},

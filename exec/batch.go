@@ -331,6 +331,21 @@ func TakeArray(a arrow.Array, idx []int32, t types.T) arrow.Array {
 	return b.Finish()
 }
 
+// unweighted returns b's rows each repeated by its weight (a row of weight 0 or less left
+// out), with no weights: b itself when it has none.
+func unweighted(b *Batch, ts []types.T) *Batch {
+	if b.W == nil {
+		return b
+	}
+	var idx []int32
+	for i, w := range b.W {
+		for k := w; k > 0; k-- {
+			idx = append(idx, int32(i))
+		}
+	}
+	return Take(&Batch{N: b.N, Cols: b.Cols}, idx, ts)
+}
+
 // gatherInt64 sets vals[i] to src[idx[i]].
 func gatherInt64(vals, src []int64, idx []int32) {
 	for i, j := range idx {

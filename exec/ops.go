@@ -430,15 +430,7 @@ func (c *Collector) Batches(size int) []*Batch {
 	}
 	var out []*Batch
 	for _, b := range c.batches {
-		if b.W != nil {
-			var idx []int32
-			for i, w := range b.W {
-				for k := w; k > 0; k-- {
-					idx = append(idx, int32(i))
-				}
-			}
-			b = Take(&Batch{N: b.N, Cols: b.Cols}, idx, c.Types)
-		}
+		b = unweighted(b, c.Types)
 		for i, col := range b.Cols {
 			if !arrow.TypeEqual(col.DataType(), want[i]) {
 				rows := make([][]any, b.N)

@@ -197,17 +197,8 @@ func (r *Ranker) emitColumnar() error {
 	if len(r.batches) == 0 {
 		return nil
 	}
-	all := Concat(r.batches, r.Types)
+	all := unweighted(Concat(r.batches, r.Types), r.Types)
 	r.batches = nil
-	if all.W != nil {
-		var idx []int32
-		for i, w := range all.W {
-			for k := w; k > 0; k-- {
-				idx = append(idx, int32(i))
-			}
-		}
-		all = Take(&Batch{N: all.N, Cols: all.Cols}, idx, r.Types)
-	}
 	keys := make([]SortKey, 0, len(r.PartCols)+len(r.Order))
 	for _, c := range r.PartCols {
 		keys = append(keys, SortKey{Col: c})

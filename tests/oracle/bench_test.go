@@ -147,6 +147,14 @@ func timeQuery(b *testing.B, conn *sql.Conn, q string, ncols int) (time.Duration
 	return el, rows, totals
 }
 
+// appendScanRows loads ../../bench's scan data, rows rows, as table t(k, v).
+func appendScanRows(b *testing.B, conn *sql.Conn, rows int) {
+	gk, gv := splitmix(1), splitmix(2)
+	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
+		return []driver.Value{gk.intn(1000), gv.intn(1000)}
+	})
+}
+
 // BenchmarkDuckDBScanFilterAggregate is ../../bench's BenchmarkScanFilterAggregate on DuckDB:
 // `SELECT k, SUM(v), COUNT(*) FROM t WHERE v > 499 GROUP BY k` over the same 10M rows, and
 // BenchmarkScanWideFilterAggregate's query over them with three more columns.
@@ -155,10 +163,7 @@ func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
 	db, conn := openBenchDuckDB(b)
 	defer db.Close()
 	defer conn.Close()
-	gk, gv := splitmix(1), splitmix(2)
-	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
-		return []driver.Value{gk.intn(1000), gv.intn(1000)}
-	})
+	appendScanRows(b, conn, rows)
 	b.Run(fmt.Sprintf("rows=%s/threads=1", benchHuman(rows)), func(b *testing.B) {
 		el, groups, totals := timeQuery(b, conn, "SELECT k, SUM(v), COUNT(*) FROM t WHERE v > 499 GROUP BY k", 3)
 		if groups != 1000 || totals[2] < int64(rows)/3 {
@@ -168,7 +173,7 @@ func BenchmarkDuckDBScanFilterAggregate(b *testing.B) {
 	})
 	// ../../bench's BenchmarkScanWideFilterAggregate: the same rows with three more columns
 	// (s VARCHAR, x DOUBLE, e = v), filtered on e.
-	gk, gv = splitmix(1), splitmix(2)
+	gk, gv := splitmix(1), splitmix(2)
 	appendRows(b, conn, "CREATE TABLE w (k BIGINT, v BIGINT, s VARCHAR, x DOUBLE, e BIGINT)", "w", rows, func(int) []driver.Value {
 		k, v := gk.intn(1000), gv.intn(1000)
 		return []driver.Value{k, v, fmt.Sprintf("name-%06d", v*7), float64(k) / 3, v}
@@ -189,10 +194,7 @@ func BenchmarkDuckDBOrderBy(b *testing.B) {
 	db, conn := openBenchDuckDB(b)
 	defer db.Close()
 	defer conn.Close()
-	gk, gv := splitmix(1), splitmix(2)
-	appendRows(b, conn, "CREATE TABLE t (k BIGINT, v BIGINT)", "t", rows, func(int) []driver.Value {
-		return []driver.Value{gk.intn(1000), gv.intn(1000)}
-	})
+	appendScanRows(b, conn, rows)
 	for _, q := range []struct {
 		name, sql  string
 		cols, rows int
