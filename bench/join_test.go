@@ -6,6 +6,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql"
 )
 
 // Join benchmarks (SPEC.md §3): an event-time temporal join (Nexmark q13-like) and an interval
@@ -404,4 +408,45 @@ func (l *ivLoop) batch(side int, ks, vs, ts []int64) {
 			}
 		}
 	}
+}
+
+// BenchmarkBatchJoinAggregate joins a 2M-row fact table f(id, dk, v, s VARCHAR) with a
+// 10k-row dimension d(dk, grp, name) and aggregates (`SELECT d.grp, SUM(f.v), COUNT(*) FROM f
+// JOIN d ON f.dk = d.dk GROUP BY d.grp`), a bounded query: rows/s counts f's rows.
+func BenchmarkBatchJoinAggregate(b *testing.B) {
+	rows := scaled(2_000_000)
+	db := openDB(b, streamsql.WithSync(false))
+	defer db.Close()
+	mustExec(b, db, "CREATE TABLE f (id BIGINT, dk BIGINT, v BIGINT, s VARCHAR)")
+	mustExec(b, db, "CREATE TABLE d (dk BIGINT, grp BIGINT, name VARCHAR)")
+	g := splitmix(9)
+	for off := 0; off < rows; off += batchRows {
+		n := min(batchRows, rows-off)
+		id, dk, v := make([]int64, n), make([]int64, n), make([]int64, n)
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		for i := range id {
+			id[i], dk[i], v[i] = int64(off+i), g.intn(10000), g.intn(1000)
+			sb.Append(fmt.Sprintf("s-%d", v[i]))
+		}
+		rec := record([]string{"id", "dk", "v", "s"}, int64Array(id), int64Array(dk), int64Array(v), sb.NewArray())
+		appendAll(b, db, "f", []arrow.RecordBatch{rec})
+	}
+	var vals string
+	for k := 0; k < 10000; k++ {
+		if k > 0 {
+			vals += ","
+		}
+		vals += fmt.Sprintf("(%d, %d, 'n%d')", k, k%100, k)
+	}
+	mustExec(b, db, "INSERT INTO d VALUES "+vals)
+	var el time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		res := queryInts(b, db, "SELECT COUNT(*), SUM(n) FROM (SELECT d.grp, SUM(f.v) AS s, COUNT(*) AS n FROM f JOIN d ON f.dk = d.dk GROUP BY d.grp)")
+		el += time.Since(t0)
+		if res[1] != int64(rows) {
+			b.Fatal(res)
+		}
+	}
+	b.ReportMetric(rate(rows*b.N, el), "rows/s")
 }

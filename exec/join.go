@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/streamsql/streamsql/types"
 )
@@ -46,7 +47,11 @@ type HashJoin struct {
 	due ttlQueue
 	// Ctx, when set, is checked before each chunk of pairs (a cancelled query stops).
 	Ctx context.Context
-	Out Output
+	// Need, when not nil, marks the output columns read above the join (a projection of
+	// column references over it, with no Cond to evaluate on the joined rows): matched
+	// pairs carry NULL arrays for the others instead of gathering them.
+	Need []bool
+	Out  Output
 
 	sides [2]*joinSide
 	ended [2]bool
@@ -564,11 +569,24 @@ func (j *HashJoin) pairs(side int, b *Batch, pi, pe []int32, other *joinSide) *B
 	if side == 1 {
 		ts, ots = j.RightT, j.LeftT
 	}
+	mineAt, theirsAt := 0, len(j.LeftT) // where each side's columns start in the output
+	if side == 1 {
+		mineAt, theirsAt = theirsAt, mineAt
+	}
+	needed := func(c int) bool { return j.Need == nil || j.Need[c] }
 	for c := range b.Cols {
+		if !needed(mineAt + c) {
+			mine[c] = array.NewNull(len(pi))
+			continue
+		}
 		mine[c] = TakeArray(b.Cols[c], pi, ts[c])
 	}
 	theirs := make([]arrow.Array, len(ots))
 	for c, t := range ots {
+		if !needed(theirsAt + c) {
+			theirs[c] = array.NewNull(len(pe))
+			continue
+		}
 		bl := NewBuilder(t, len(pe))
 		for _, e := range pe {
 			bl.Append(other.rows[e][c])

@@ -171,3 +171,46 @@ func TestFilterReusesMemoryOnlyForBorrowers(t *testing.T) {
 		t.Errorf("after three batches, the batches kept read %s", got)
 	}
 }
+
+// A batch join with Need gathers only the needed output columns of matched pairs (the
+// others are NULL arrays), from either side, whichever side arrives first; padded rows of
+// an outer join are whole.
+func TestJoinNeed(t *testing.T) {
+	lt := []types.T{types.TBigInt, types.TVarchar, types.TBigInt} // k, s, v
+	rt := []types.T{types.TBigInt, types.TBigInt}                 // k, g
+	left := RowsToBatch([][]any{{int64(1), "a", int64(10)}, {int64(2), "b", int64(20)}, {int64(3), "c", int64(30)}}, lt)
+	right := RowsToBatch([][]any{{int64(1), int64(100)}, {int64(2), int64(200)}}, rt)
+	for _, leftFirst := range []bool{true, false} {
+		out := &batchOut{}
+		j := &HashJoin{Kind: JoinLeft, LeftKeys: []int{0}, RightKeys: []int{0}, LeftT: lt, RightT: rt, Batch: true,
+			Need: []bool{false, false, true, false, true}, Out: Output{Op: out}}
+		order := []int{1, 0}
+		if leftFirst {
+			order = []int{0, 1}
+		}
+		for _, port := range order {
+			b := right
+			if port == 0 {
+				b = left
+			}
+			if err := j.Push(port, Msg{Kind: MsgBatch, Batch: b}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, port := range order {
+			if err := j.Push(port, Msg{Kind: MsgEnd}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var rows []string
+		for _, b := range out.bs {
+			for i := 0; i < b.N; i++ {
+				rows = append(rows, fmt.Sprint(b.Row(i)))
+			}
+		}
+		slices.Sort(rows)
+		if got := fmt.Sprint(rows); got != "[[3 c 30 <nil> <nil>] [<nil> <nil> 10 <nil> 100] [<nil> <nil> 20 <nil> 200]]" {
+			t.Errorf("left first %v: %s", leftFirst, got)
+		}
+	}
+}

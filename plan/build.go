@@ -98,6 +98,17 @@ func (bd *builder) build(n Node, out exec.Output) error {
 	case *Filter:
 		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Project:
+		if jn, ok := x.Input.(*Join); ok && bd.opt.Batch && jn.Cond == nil {
+			if refs := columnRefs(x.Exprs); refs != nil {
+				// The join gathers only the columns the projection reads.
+				need := make([]bool, len(jn.Schema()))
+				for _, c := range refs {
+					need[c] = true
+				}
+				p := &exec.Project{Exprs: x.Exprs, Types: Types(jn.Schema()), Errs: bd.opt.RowErrors, Out: out}
+				return bd.buildJoin(jn, exec.Output{Op: p}, need)
+			}
+		}
 		if f, ok := x.Input.(*Filter); ok {
 			if keep := columnRefs(x.Exprs); keep != nil {
 				return bd.build(f.Input, exec.Output{Op: &exec.Filter{Pred: f.Pred, Types: Types(f.Schema()), Errs: bd.opt.RowErrors, Keep: keep, Out: out}})
@@ -153,37 +164,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		}
 		return bd.build(x.Input, bd.stateful(a, 0))
 	case *Join:
-		j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
-			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Ctx: bd.opt.Ctx, Out: out}
-		if x.Interval == nil {
-			j.TTL = bd.opt.TTL
-		}
-		if x.Interval != nil && !bd.opt.Batch {
-			spec := *x.Interval
-			for side, n := range []Node{x.Left, x.Right} {
-				if bd.opt.Late != nil {
-					// A side that is not a table or view (a UNION ALL, another join, an
-					// aggregate) still reports its late rows, named by the time column's
-					// qualifier (the subquery's alias, the table it came from), as a window
-					// over a CTE is named by the CTE.
-					name := scannedTable(n)
-					if name == "" {
-						tc := spec.LeftTime
-						if side == 1 {
-							tc = spec.RightTime
-						}
-						name = n.Schema()[tc].Table
-					}
-					sink := bd.opt.Late(name, n.Schema())
-					spec.Late[side] = func(t, w int64, row []any) { sink(window.LateRow{EventTime: t, Watermark: w, Row: row}) }
-				}
-			}
-			j.Interval = &spec
-		}
-		if err := bd.build(x.Right, bd.stateful(j, 1)); err != nil {
-			return err
-		}
-		return bd.build(x.Left, exec.Output{Op: j, Port: 0})
+		return bd.buildJoin(x, out, nil)
 	case *TemporalJoin:
 		j := &temporal.Join{Outer: x.Outer, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys, LeftTime: x.LeftTime, RightTime: x.RightTime,
 			LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, ProcTime: x.ProcTime, Out: out}
@@ -264,6 +245,42 @@ func (bd *builder) buildSession(x *Aggregate, proto *exec.HashAgg, out exec.Outp
 		s.Late = bd.opt.Late(lateTable(w), w.Input.Schema())
 	}
 	return bd.build(w.Input, bd.stateful(s, 0))
+}
+
+// buildJoin builds a hash join; need, when not nil, marks the output columns read above it
+// (exec.HashJoin.Need).
+func (bd *builder) buildJoin(x *Join, out exec.Output, need []bool) error {
+	j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
+		LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Ctx: bd.opt.Ctx, Need: need, Out: out}
+	if x.Interval == nil {
+		j.TTL = bd.opt.TTL
+	}
+	if x.Interval != nil && !bd.opt.Batch {
+		spec := *x.Interval
+		for side, n := range []Node{x.Left, x.Right} {
+			if bd.opt.Late != nil {
+				// A side that is not a table or view (a UNION ALL, another join, an
+				// aggregate) still reports its late rows, named by the time column's
+				// qualifier (the subquery's alias, the table it came from), as a window
+				// over a CTE is named by the CTE.
+				name := scannedTable(n)
+				if name == "" {
+					tc := spec.LeftTime
+					if side == 1 {
+						tc = spec.RightTime
+					}
+					name = n.Schema()[tc].Table
+				}
+				sink := bd.opt.Late(name, n.Schema())
+				spec.Late[side] = func(t, w int64, row []any) { sink(window.LateRow{EventTime: t, Watermark: w, Row: row}) }
+			}
+		}
+		j.Interval = &spec
+	}
+	if err := bd.build(x.Right, bd.stateful(j, 1)); err != nil {
+		return err
+	}
+	return bd.build(x.Left, exec.Output{Op: j, Port: 0})
 }
 
 // columnRefs returns the input columns exprs reference when each is a plain column
