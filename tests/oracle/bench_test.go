@@ -213,6 +213,31 @@ func BenchmarkDuckDBOrderBy(b *testing.B) {
 	}
 }
 
+// BenchmarkDuckDBBatchJoinAggregate is ../../bench's BenchmarkBatchJoinAggregate on DuckDB: the
+// same 2M-row fact table f(id, dk, v, s) and 10k-row dimension d(dk, grp, name), joined and
+// aggregated by d.grp.
+func BenchmarkDuckDBBatchJoinAggregate(b *testing.B) {
+	rows := benchScaled(2_000_000)
+	db, conn := openBenchDuckDB(b)
+	defer db.Close()
+	defer conn.Close()
+	g := splitmix(9)
+	appendRows(b, conn, "CREATE TABLE f (id BIGINT, dk BIGINT, v BIGINT, s VARCHAR)", "f", rows, func(i int) []driver.Value {
+		dk, v := g.intn(10000), g.intn(1000)
+		return []driver.Value{int64(i), dk, v, fmt.Sprintf("s-%d", v)}
+	})
+	appendRows(b, conn, "CREATE TABLE d (dk BIGINT, grp BIGINT, name VARCHAR)", "d", 10000, func(i int) []driver.Value {
+		return []driver.Value{int64(i), int64(i % 100), fmt.Sprintf("n%d", i)}
+	})
+	b.Run(fmt.Sprintf("rows=%s/threads=1", benchHuman(rows)), func(b *testing.B) {
+		el, groups, totals := timeQuery(b, conn, "SELECT d.grp, SUM(f.v), COUNT(*) FROM f JOIN d ON f.dk = d.dk GROUP BY d.grp", 3)
+		if groups != 100 || totals[2] != int64(rows) {
+			b.Fatalf("%d groups, COUNT total %d: the data is not what the engine benchmark loads", groups, totals[2])
+		}
+		b.ReportMetric(float64(rows*b.N)/el.Seconds(), "rows/s")
+	})
+}
+
 // BenchmarkDuckDBTumble is the batch equivalent of ../../bench's BenchmarkTumbleView and
 // BenchmarkHopView on DuckDB: the same events (1k keys and 4M events, 1M keys and 1M events;
 // ts 1 ms apart) grouped by 10 s window and key in one query over the finished table —
