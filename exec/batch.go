@@ -413,21 +413,32 @@ func concatColumn(bs []*Batch, c int, t types.T, n int) arrow.Array {
 	if nulls {
 		valid = make([]bool, 0, n)
 		for _, b := range bs {
+			_, none := b.Cols[c].(*array.Null)
 			for i := 0; i < b.N; i++ {
-				valid = append(valid, b.Cols[c].IsValid(i))
+				valid = append(valid, !none && b.Cols[c].IsValid(i))
 			}
 		}
 	}
+	// A column of NULLs may come as a NULL array (a NULL literal's, a placeholder's): its rows
+	// take the zero value, their validity saying NULL.
 	switch t.Phys() {
 	case types.PhysInt64:
 		vals := make([]int64, 0, n)
 		for _, b := range bs {
+			if _, none := b.Cols[c].(*array.Null); none {
+				vals = append(vals, make([]int64, b.N)...)
+				continue
+			}
 			vals = append(vals, Int64s(b.Cols[c])[:b.N]...)
 		}
 		return NewInt64(vals, valid)
 	case types.PhysFloat64:
 		vals := make([]float64, 0, n)
 		for _, b := range bs {
+			if _, none := b.Cols[c].(*array.Null); none {
+				vals = append(vals, make([]float64, b.N)...)
+				continue
+			}
 			vals = append(vals, Float64s(b.Cols[c])[:b.N]...)
 		}
 		return NewFloat64(vals, valid)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -212,5 +213,16 @@ func TestJoinNeed(t *testing.T) {
 		if got := fmt.Sprint(rows); got != "[[3 c 30 <nil> <nil>] [<nil> <nil> 10 <nil> 100] [<nil> <nil> 20 <nil> 200]]" {
 			t.Errorf("left first %v: %s", leftFirst, got)
 		}
+	}
+}
+
+// Concat takes a column of NULLs that comes as a NULL array, in an int64 or float64 column,
+// as NULL rows.
+func TestConcatNullArray(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TDouble}
+	a := RowsToBatch([][]any{{int64(1), 1.5}}, ts)
+	b := &Batch{N: 2, Cols: []arrow.Array{array.NewNull(2), array.NewNull(2)}}
+	if got := fmt.Sprint(Concat([]*Batch{a, b}, ts).Row(2)); got != "[<nil> <nil>]" {
+		t.Errorf("row 2 = %s, want [<nil> <nil>]", got)
 	}
 }
