@@ -100,7 +100,7 @@ func (e *Engine) scanSource(ctx context.Context, src *plan.Source) error {
 	if src.Rel == nil {
 		return src.Out.EmitBatch(exec.RowsToBatch(src.Rows, src.Types))
 	}
-	return e.scanRelation(ctx, src.Rel, func(b *exec.Batch) error { return src.Out.EmitBatch(b) })
+	return e.scanRelation(ctx, src.Rel, src.Bounds, func(b *exec.Batch) error { return src.Out.EmitBatch(b) })
 }
 
 // replaySource pushes a source's stored changes, in acceptance order, each followed by its
@@ -129,10 +129,12 @@ func (e *Engine) replaySource(ctx context.Context, src *plan.Source) error {
 	}}})
 }
 
-func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, fn func(*exec.Batch) error) error {
+// scanRelation pushes a relation's current rows to fn; a table's segments that bounds
+// exclude are skipped (the filters they came from still run over what is pushed).
+func (e *Engine) scanRelation(ctx context.Context, rel *plan.Relation, bounds []exec.ValueBound, fn func(*exec.Batch) error) error {
 	switch h := rel.Handle.(type) {
 	case *tableObj:
-		return h.data.Scan(batchRows, func(b *exec.Batch) error {
+		return h.data.ScanWhere(batchRows, bounds, func(b *exec.Batch) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -23,6 +23,9 @@ type Source struct {
 	// accepted, with its watermarks, instead of its current rows: the versioned side of a
 	// temporal join, whose probes join the version as of their time.
 	History bool
+	// Bounds, in a bounded query, are those of the filters right above the scan: a table's
+	// segments whose rows they all exclude need not be read (table.ScanWhere).
+	Bounds []exec.ValueBound
 }
 
 // BuildOptions says how to instantiate a plan.
@@ -76,6 +79,23 @@ type builder struct {
 	// inOrder holds those of them whose aggregate needs its rows in arrival order
 	// (window.Assign's InOrder).
 	inOrder map[*Window]bool
+	// bounds are those of the filters being built over a scan (filterBounds), for its
+	// Source.
+	bounds []exec.ValueBound
+}
+
+// filterBounds notes, in a bounded query, the bounds of filter f when it stands on a scan
+// or on another filter (the chain ends at the scan, which takes them); any other input
+// drops them, as its columns are not the scan's.
+func (bd *builder) filterBounds(f *Filter) {
+	switch f.Input.(type) {
+	case *Scan, *Filter:
+		if bd.opt.Batch {
+			bd.bounds = append(bd.bounds, exec.ValueBounds(f.Pred)...)
+		}
+	default:
+		bd.bounds = nil
+	}
 }
 
 // stateful records a stateful operator and returns it as an output.
@@ -90,12 +110,14 @@ func (bd *builder) stateful(op interface {
 func (bd *builder) build(n Node, out exec.Output) error {
 	switch x := n.(type) {
 	case *Scan:
-		bd.df.Sources = append(bd.df.Sources, &Source{Rel: x.Rel, Types: Types(x.cols), Out: out})
+		bd.df.Sources = append(bd.df.Sources, &Source{Rel: x.Rel, Types: Types(x.cols), Out: out, Bounds: bd.bounds})
+		bd.bounds = nil
 		return nil
 	case *Values:
 		bd.df.Sources = append(bd.df.Sources, &Source{Rows: x.Rows, Types: Types(x.cols), Out: out})
 		return nil
 	case *Filter:
+		bd.filterBounds(x)
 		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Project:
 		if jn, ok := x.Input.(*Join); ok && bd.opt.Batch && jn.Cond == nil {
@@ -111,6 +133,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		}
 		if f, ok := x.Input.(*Filter); ok {
 			if keep := columnRefs(x.Exprs); keep != nil {
+				bd.filterBounds(f)
 				return bd.build(f.Input, exec.Output{Op: &exec.Filter{Pred: f.Pred, Types: Types(f.Schema()), Errs: bd.opt.RowErrors, Keep: keep, Out: out}})
 			}
 		}

@@ -37,6 +37,40 @@ type Segment struct {
 	size      int64         // the memory its decoded rows take (exec.Batch.MemSize)
 	batch     *exec.Batch   // nil when not in memory
 	lru       *list.Element // position in the table's cache, when in memory
+	// ranges holds, per int64-backed column, its least and greatest non-NULL value, so that
+	// a scan under bounds skips the segment without reading it (ScanWhere).
+	ranges []colRange
+}
+
+// colRange is a column's least and greatest non-NULL value in a segment; some is false when
+// it has none.
+type colRange struct {
+	lo, hi int64
+	some   bool
+}
+
+// rangesOf returns the colRanges of b's int64-backed columns (the others' are empty).
+func rangesOf(b *exec.Batch) []colRange {
+	r := make([]colRange, len(b.Cols))
+	for c, col := range b.Cols {
+		r[c].lo, r[c].hi, r[c].some = exec.Int64Range(col)
+	}
+	return r
+}
+
+// outside reports whether bounds exclude every row of s: some bounded column has no
+// non-NULL value inside its bound there. A segment without ranges (a tombstone) is never
+// outside.
+func (s *Segment) outside(bounds []exec.ValueBound) bool {
+	for _, b := range bounds {
+		if s.ranges == nil || b.Col >= len(s.ranges) {
+			return false
+		}
+		if r := s.ranges[b.Col]; !r.some || r.hi < b.Lo || r.lo > b.Hi {
+			return true
+		}
+	}
+	return false
 }
 
 type rowRef struct {
@@ -86,6 +120,9 @@ func (t *Table) Load() error {
 			return fmt.Errorf("table segment %d/%d: %w", t.ID, seq, err)
 		}
 		seg := &Segment{Seq: seq, N: b.N, Tombstone: tomb, size: b.MemSize()}
+		if !tomb {
+			seg.ranges = rangesOf(b)
+		}
 		t.segs = append(t.segs, seg)
 		t.seq.Observe(seq)
 		switch {
@@ -212,6 +249,13 @@ func (t *Table) live(s *Segment, b *exec.Batch) *exec.Batch {
 // Scan calls fn with the current rows in acceptance order, in batches of up to maxRows
 // (small segments are coalesced).
 func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
+	return t.ScanWhere(maxRows, nil, fn)
+}
+
+// ScanWhere is Scan of the rows a predicate with bounds may keep: segments whose rows all
+// lie outside the bounds are skipped unread; the rows of the others all come (the
+// predicate itself still filters them).
+func (t *Table) ScanWhere(maxRows int, bounds []exec.ValueBound, fn func(*exec.Batch) error) error {
 	var pending []*exec.Batch
 	n := 0
 	flush := func() error {
@@ -223,7 +267,7 @@ func (t *Table) Scan(maxRows int, fn func(*exec.Batch) error) error {
 		return fn(b)
 	}
 	for _, s := range t.segs {
-		if s.Tombstone {
+		if s.Tombstone || s.outside(bounds) {
 			continue
 		}
 		b, err := t.passBatch(s)
@@ -389,6 +433,9 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 				return err
 			}
 			s := &Segment{Seq: t.seq.Next(), N: part.N, Tombstone: tomb, size: part.MemSize()}
+			if !tomb {
+				s.ranges = rangesOf(part)
+			}
 			wb.PutSegment(t.ID, s.Seq, v)
 			segs = append(segs, seg{s, part})
 		}

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -162,5 +163,53 @@ func TestScanKeepsCachedSegments(t *testing.T) {
 	}
 	if tbl.segs[0].batch == nil || len(cached()) != 2 {
 		t.Error("a lookup of an uncached segment did not take the place of the least recently used")
+	}
+}
+
+// ScanWhere skips the segments whose rows the bounds all exclude, unread, and passes every
+// row of the others; a segment whose bounded column is all NULL holds no row a comparison
+// keeps.
+func TestScanWhereSkipsSegments(t *testing.T) {
+	store, err := state.Open("", false, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var seq state.Sequence
+	ts := []types.T{types.TBigInt, types.TBigInt}
+	tbl := New(1, []string{"a", "b"}, ts, nil, &seq, store, 0) // nothing cached: a scan reads
+	for _, rows := range [][][]any{
+		{{int64(1), int64(1)}, {int64(9), int64(2)}},
+		{{int64(10), nil}, {int64(19), nil}},
+		{{int64(20), int64(3)}, {int64(29), int64(4)}},
+	} {
+		insert(t, store, tbl, exec.RowsToBatch(rows, ts))
+	}
+	for _, tc := range []struct {
+		bounds []exec.ValueBound
+		want   string
+	}{
+		{nil, "[[1 1] [9 2] [10 <nil>] [19 <nil>] [20 3] [29 4]]"},
+		{[]exec.ValueBound{{Col: 0, Lo: 10, Hi: 19}}, "[[10 <nil>] [19 <nil>]]"},
+		{[]exec.ValueBound{{Col: 0, Lo: 5, Hi: 21}}, "[[1 1] [9 2] [10 <nil>] [19 <nil>] [20 3] [29 4]]"},
+		{[]exec.ValueBound{{Col: 0, Lo: 19, Hi: 20}}, "[[10 <nil>] [19 <nil>] [20 3] [29 4]]"}, // touching both ends
+		{[]exec.ValueBound{{Col: 0, Lo: 30, Hi: 40}}, "[]"},
+		{[]exec.ValueBound{{Col: 1, Lo: 0, Hi: 100}}, "[[1 1] [9 2] [20 3] [29 4]]"},
+		{[]exec.ValueBound{{Col: 0, Lo: 0, Hi: 100}, {Col: 1, Lo: 3, Hi: 3}}, "[[20 3] [29 4]]"},
+		{[]exec.ValueBound{{Col: 0, Lo: 1, Hi: 0}}, "[]"},
+	} {
+		var rows [][]any
+		err := tbl.ScanWhere(1000, tc.bounds, func(b *exec.Batch) error {
+			for i := 0; i < b.N; i++ {
+				rows = append(rows, b.Row(i))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(rows); got != tc.want {
+			t.Errorf("bounds %v: %s, want %s", tc.bounds, got, tc.want)
+		}
 	}
 }

@@ -1,0 +1,61 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/streamsql/streamsql/types"
+)
+
+// ValueBounds takes the comparisons of int64-backed columns with constants in a predicate's
+// conjuncts, either way round, intersected per column, and nothing from an OR, a computed
+// column or a NULL.
+func TestValueBounds(t *testing.T) {
+	col := func(i int, ty types.T) Expr { return &ColRef{Idx: i, T: ty} }
+	k := func(v any, ty types.T) Expr { return &Const{V: v, T: ty} }
+	cmp := func(op string, l, r Expr) Expr {
+		e, err := newCompare(op, l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	and := func(l, r Expr) Expr {
+		e, err := NewBinary("AND", l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	or := func(l, r Expr) Expr {
+		e, err := NewBinary("OR", l, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	ts, bi, db := types.TTimestamp, types.TBigInt, types.TDouble
+	plus, err := newArith("+", col(0, bi), k(int64(1), bi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pred Expr
+		want string
+	}{
+		{and(cmp(">=", col(1, ts), k(int64(100), ts)), cmp("<=", col(1, ts), k(int64(200), ts))), "[{1 100 200}]"},
+		{and(cmp("<", k(int64(5), bi), col(0, bi)), cmp(">", k(int64(9), bi), col(0, bi))), "[{0 6 8}]"},
+		{and(cmp("=", col(0, bi), k(int64(7), bi)), cmp(">", col(2, bi), k(int64(math.MaxInt64), bi))), "[{0 7 7} {2 1 0}]"},
+		{cmp("<", col(0, bi), k(int64(math.MinInt64), bi)), "[{0 1 0}]"},
+		{or(cmp(">", col(0, bi), k(int64(1), bi)), cmp("<", col(0, bi), k(int64(0), bi))), "[]"},
+		{cmp(">", plus, k(int64(1), bi)), "[]"},
+		{cmp(">", col(3, db), k(1.5, db)), "[]"},
+		{cmp(">", col(0, bi), k(nil, bi)), "[]"},
+		{cmp("<>", col(0, bi), k(int64(1), bi)), "[]"},
+	} {
+		if got := fmt.Sprint(ValueBounds(tc.pred)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.pred, got, tc.want)
+		}
+	}
+}
