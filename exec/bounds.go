@@ -54,7 +54,7 @@ func compareBound(e *binaryExpr) (ValueBound, bool) {
 		op, col, c = flipCompare[op], e.r, e.l
 	}
 	ref, ok := col.(*ColRef)
-	if !ok || op == "" || !isConstExpr(c) || ref.Type().Phys() != types.PhysInt64 || c.Type().Phys() != types.PhysInt64 {
+	if !ok || op == "" || !isConstExpr(c) || !sameValues(ref.Type(), c.Type()) {
 		return ValueBound{}, false
 	}
 	v, err := EvalConst(c)
@@ -86,6 +86,18 @@ func compareBound(e *binaryExpr) (ValueBound, bool) {
 		return ValueBound{}, false
 	}
 	return b, true
+}
+
+// sameValues reports whether int64-backed values of types a and b compare as they are: the
+// same kind and scale, or two integer kinds. (A comparison of others, say a BIGINT column
+// with a DECIMAL constant, converts one side, or compares scaled values: its constant is
+// not a bound of the column's stored values.)
+func sameValues(a, b types.T) bool {
+	if a.Phys() != types.PhysInt64 || b.Phys() != types.PhysInt64 {
+		return false
+	}
+	integer := func(t types.T) bool { return t.Kind == types.Int || t.Kind == types.BigInt }
+	return integer(a) && integer(b) || a.Kind == b.Kind && a.Scale == b.Scale
 }
 
 // flipCompare is the comparison with its operands swapped ("" for none that bounds).

@@ -53,6 +53,13 @@ func TestValueBounds(t *testing.T) {
 		{cmp(">", col(3, db), k(1.5, db)), "[]"},
 		{cmp(">", col(0, bi), k(nil, bi)), "[]"},
 		{cmp("<>", col(0, bi), k(int64(1), bi)), "[]"},
+		// A BIGINT column against a DECIMAL constant compares scaled values (-25 for -0.25):
+		// no bound of the column's values.
+		{cmp("<", col(0, bi), k(int64(-25), types.DecimalOf(3, 2))), "[]"},
+		// A DATE constant against a TIMESTAMP column is folded to a TIMESTAMP: a bound.
+		{cmp(">", col(1, ts), k(int64(19000), types.TDate)), "[{1 1641600000001 9223372036854775807}]"},
+		// An INT column against a BIGINT constant is widened first: none.
+		{cmp(">", col(0, types.TInt), k(int64(3), bi)), "[]"},
 	} {
 		if got := fmt.Sprint(ValueBounds(tc.pred)); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.pred, got, tc.want)
