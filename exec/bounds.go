@@ -103,23 +103,32 @@ func sameValues(a, b types.T) bool {
 // flipCompare is the comparison with its operands swapped ("" for none that bounds).
 var flipCompare = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
-// Int64Range returns the least and the greatest non-NULL value of an int64 array; ok is
-// false when it has none.
-func Int64Range(a arrow.Array) (lo, hi int64, ok bool) {
+// ValueRange is the least and the greatest non-NULL value of an int64-backed column; Some
+// is false when it has none.
+type ValueRange struct {
+	Lo, Hi int64
+	Some   bool
+}
+
+// Int64Range returns the range of the non-NULL values of an int64 array.
+func Int64Range(a arrow.Array) ValueRange {
 	x, isInt := a.(*array.Int64)
 	if !isInt || x.Len() == x.NullN() {
-		return 0, 0, false
+		return ValueRange{}
 	}
 	vals := x.Int64Values()
 	if x.NullN() == 0 {
-		lo, hi = valueRange(vals)
-		return lo, hi, true
+		lo, hi := valueRange(vals)
+		return ValueRange{Lo: lo, Hi: hi, Some: true}
 	}
-	lo, hi = math.MaxInt64, math.MinInt64
+	r := ValueRange{Lo: math.MaxInt64, Hi: math.MinInt64, Some: true}
 	for i, v := range vals {
 		if x.IsValid(i) {
-			lo, hi = min(lo, v), max(hi, v)
+			r.Lo, r.Hi = min(r.Lo, v), max(r.Hi, v)
 		}
 	}
-	return lo, hi, true
+	return r
 }
+
+// Excludes reports whether bound b leaves out every value of range r.
+func (b ValueBound) Excludes(r ValueRange) bool { return !r.Some || r.Hi < b.Lo || r.Lo > b.Hi }

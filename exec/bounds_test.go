@@ -66,3 +66,27 @@ func TestValueBounds(t *testing.T) {
 		}
 	}
 }
+
+// The ranges AppendSegmentRanges reports are those of the columns' non-NULL values: a
+// column's NULL rows, packed as other rows' values, do not widen it, and an all-NULL column
+// has none.
+func TestAppendSegmentRanges(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TVarchar, types.TTimestamp, types.TBigInt}
+	b := RowsToBatch([][]any{
+		{int64(5), "a", int64(-3), nil},
+		{nil, "b", int64(7), nil},
+		{int64(-2), nil, nil, nil},
+	}, ts)
+	ranges := make([]ValueRange, len(ts))
+	if _, err := AppendSegmentRanges(nil, b, ts, ranges); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(ranges); got != "[{-2 5 true} {0 0 false} {-3 7 true} {0 0 false}]" {
+		t.Errorf("ranges %s", got)
+	}
+	for _, c := range []int{0, 2, 3} {
+		if r := Int64Range(b.Cols[c]); r != ranges[c] {
+			t.Errorf("column %d: Int64Range %v, packing %v", c, r, ranges[c])
+		}
+	}
+}

@@ -55,6 +55,12 @@ const (
 // AppendSegment appends b's columns to dst and returns the extended slice. A column whose
 // array is not of its type's physical Arrow type is an error.
 func AppendSegment(dst []byte, b *Batch, ts []types.T) ([]byte, error) {
+	return AppendSegmentRanges(dst, b, ts, nil)
+}
+
+// AppendSegmentRanges is AppendSegment that also sets ranges[i], when ranges is not nil, to
+// the range of int64-backed column i's values, which packing the column finds anyway.
+func AppendSegmentRanges(dst []byte, b *Batch, ts []types.T, ranges []ValueRange) ([]byte, error) {
 	if b.N > MaxSegmentRows {
 		return nil, fmt.Errorf("a segment of %d rows, more than %d", b.N, MaxSegmentRows)
 	}
@@ -77,7 +83,11 @@ func AppendSegment(dst []byte, b *Batch, ts []types.T) ([]byte, error) {
 	}
 	for i, t := range ts {
 		if t.Phys() == types.PhysInt64 {
-			dst = appendPacked(dst, b.Cols[i].(*array.Int64))
+			var r ValueRange
+			dst, r = appendPacked(dst, b.Cols[i].(*array.Int64))
+			if ranges != nil {
+				ranges[i] = r
+			}
 		}
 	}
 	if len(rest) == 0 {
@@ -95,8 +105,9 @@ func AppendSegment(dst []byte, b *Batch, ts []types.T) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// appendPacked appends a's packed column (see the layout above).
-func appendPacked(dst []byte, a *array.Int64) []byte {
+// appendPacked appends a's packed column (see the layout above) and returns the range of
+// its values.
+func appendPacked(dst []byte, a *array.Int64) ([]byte, ValueRange) {
 	vals, n := a.Int64Values(), a.Len()
 	var bm []byte
 	if a.NullN() > 0 {
@@ -144,11 +155,13 @@ func appendPacked(dst []byte, a *array.Int64) []byte {
 	}
 	dst = append(dst, flags)
 	dst = append(dst, bm...)
+	// The NULL rows hold valid rows' values: lo and hi are the valid values' range.
+	r := ValueRange{Lo: lo, Hi: hi, Some: a.NullN() < n}
 	if delta {
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(vals[0]))
-		return appendBits(dst, vals, dlo, dw, true)
+		return appendBits(dst, vals, dlo, dw, true), r
 	}
-	return appendBits(dst, vals, lo, w, false)
+	return appendBits(dst, vals, lo, w, false), r
 }
 
 // appendBits appends the least value lo, the width w and the packed words of vals (their

@@ -37,23 +37,16 @@ type Segment struct {
 	size      int64         // the memory its decoded rows take (exec.Batch.MemSize)
 	batch     *exec.Batch   // nil when not in memory
 	lru       *list.Element // position in the table's cache, when in memory
-	// ranges holds, per int64-backed column, its least and greatest non-NULL value, so that
+	// ranges holds the range of each int64-backed column's values (exec.ValueRange), so that
 	// a scan under bounds skips the segment without reading it (ScanWhere).
-	ranges []colRange
+	ranges []exec.ValueRange
 }
 
-// colRange is a column's least and greatest non-NULL value in a segment; some is false when
-// it has none.
-type colRange struct {
-	lo, hi int64
-	some   bool
-}
-
-// rangesOf returns the colRanges of b's int64-backed columns (the others' are empty).
-func rangesOf(b *exec.Batch) []colRange {
-	r := make([]colRange, len(b.Cols))
+// rangesOf returns the ranges of b's int64-backed columns (the others' are empty).
+func rangesOf(b *exec.Batch) []exec.ValueRange {
+	r := make([]exec.ValueRange, len(b.Cols))
 	for c, col := range b.Cols {
-		r[c].lo, r[c].hi, r[c].some = exec.Int64Range(col)
+		r[c] = exec.Int64Range(col)
 	}
 	return r
 }
@@ -66,7 +59,7 @@ func (s *Segment) outside(bounds []exec.ValueBound) bool {
 		if s.ranges == nil || b.Col >= len(s.ranges) {
 			return false
 		}
-		if r := s.ranges[b.Col]; !r.some || r.hi < b.Lo || r.lo > b.Hi {
+		if b.Excludes(s.ranges[b.Col]) {
 			return true
 		}
 	}
@@ -428,13 +421,13 @@ func (c *Change) Write(wb *state.Batch) (func(), error) {
 				part = b.Slice(lo, min(lo+exec.MaxSegmentRows, b.N))
 				part.W, part.WM = nil, nil
 			}
-			v, err := t.encode(part, tomb)
+			s := &Segment{Seq: t.seq.Next(), N: part.N, Tombstone: tomb, size: part.MemSize()}
+			v, ranges, err := t.encode(part, tomb)
 			if err != nil {
 				return err
 			}
-			s := &Segment{Seq: t.seq.Next(), N: part.N, Tombstone: tomb, size: part.MemSize()}
 			if !tomb {
-				s.ranges = rangesOf(part)
+				s.ranges = ranges
 			}
 			wb.PutSegment(t.ID, s.Seq, v)
 			segs = append(segs, seg{s, part})
@@ -504,18 +497,20 @@ const (
 	segTombstone
 )
 
-// encode writes a segment into t.enc and returns it, valid until the next encode.
-func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, error) {
+// encode writes a segment into t.enc and returns it, valid until the next encode, with the
+// ranges of its int64-backed columns, which packing them finds.
+func (t *Table) encode(b *exec.Batch, tombstone bool) ([]byte, []exec.ValueRange, error) {
 	kind := byte(segRows)
 	if tombstone {
 		kind = segTombstone
 	}
-	v, err := exec.AppendSegment(append(t.enc[:0], kind), b, t.Types)
+	ranges := make([]exec.ValueRange, len(t.Types))
+	v, err := exec.AppendSegmentRanges(append(t.enc[:0], kind), b, t.Types, ranges)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t.enc = v
-	return v, nil
+	return v, ranges, nil
 }
 
 func (t *Table) decode(v []byte) (*exec.Batch, bool, error) {
