@@ -472,6 +472,15 @@ type SortKey struct {
 	Nulls NullOrder
 }
 
+// nullsFirst reports whether NULLs come first under k: NULL is the least value unless the
+// key says otherwise.
+func (k SortKey) nullsFirst() bool {
+	if k.Nulls != NullsDefault {
+		return k.Nulls == NullsFirst
+	}
+	return !k.Desc
+}
+
 // NullOrder places NULLs in a sort.
 type NullOrder int8
 
@@ -558,14 +567,11 @@ func (s *Sort) siftDown(k int) {
 func beats(b *Batch, i int, r []any, keys []SortKey) bool {
 	for _, k := range keys {
 		col := b.Cols[k.Col]
+		aNull, bNull := col.IsNull(i), r[k.Col] == nil
 		var c int
-		if col.IsNull(i) || r[k.Col] == nil {
-			v := Value(col, i)
-			c = CompareValues(v, r[k.Col])
-			if c != 0 && k.Nulls != NullsDefault {
-				return (v == nil) == (k.Nulls == NullsFirst)
-			}
-		} else {
+		if aNull || bNull {
+			c = CompareValues(Value(col, i), r[k.Col])
+		} else { // typed: row i is not boxed
 			switch a := col.(type) {
 			case *array.Int64:
 				c = cmp.Compare(a.Value(i), r[k.Col].(int64))
@@ -577,13 +583,9 @@ func beats(b *Batch, i int, r []any, keys []SortKey) bool {
 				c = CompareValues(Value(col, i), r[k.Col])
 			}
 		}
-		if c == 0 {
-			continue
+		if c != 0 {
+			return keyLess(c, aNull, bNull, k)
 		}
-		if k.Desc {
-			return c > 0
-		}
-		return c < 0
 	}
 	return false
 }
@@ -738,56 +740,64 @@ func encodeSortKeys(b *Batch, keys []SortKey) (rows []encodedRow, n int) {
 	for ; n < min(len(keys), len(encodedRow{}.key)); n++ {
 		k := keys[n]
 		col := b.Cols[k.Col]
-		var enc func(i int) uint64 // non-NULL values, ascending
+		flip := uint64(0) // DESC reverses the order of the values
+		if k.Desc {
+			flip = math.MaxUint64
+		}
 		switch c := col.(type) {
 		case *array.Int64:
-			v := c.Int64Values()
-			enc = func(i int) uint64 { return uint64(v[i]) ^ 1<<63 }
+			rows = encodedRows(rows, b.N)
+			for i, v := range c.Int64Values() {
+				rows[i].key[n] = (uint64(v) ^ 1<<63) ^ flip
+			}
 		case *array.Float64:
-			v := c.Float64Values()
-			enc = func(i int) uint64 {
-				x := v[i]
-				switch {
-				case x != x:
-					return math.MaxUint64 // every NaN: equal, and above +Inf
-				case x == 0:
-					x = 0 // -0 equals 0
-				}
-				bits := math.Float64bits(x)
-				if bits>>63 == 1 {
-					return ^bits
-				}
-				return bits | 1<<63
+			rows = encodedRows(rows, b.N)
+			for i, v := range c.Float64Values() {
+				rows[i].key[n] = floatKey(v) ^ flip
 			}
 		default:
 			return rows, n
 		}
-		nullsFirst := !k.Desc // NULL is the least value
-		if k.Nulls != NullsDefault {
-			nullsFirst = k.Nulls == NullsFirst
-		}
 		nullRank := uint8(2)
-		if nullsFirst {
+		if k.nullsFirst() {
 			nullRank = 0
 		}
-		if rows == nil {
-			rows = make([]encodedRow, b.N)
-			for i := range rows {
-				rows[i].row = int32(i)
-			}
-		}
+		nulls := col.NullN() > 0
 		for i := range rows {
-			if col.IsNull(i) {
-				rows[i].rank[n] = nullRank
-				continue
-			}
-			rows[i].rank[n], rows[i].key[n] = 1, enc(i)
-			if k.Desc {
-				rows[i].key[n] = ^rows[i].key[n]
+			rows[i].rank[n] = 1
+			if nulls && col.IsNull(i) {
+				rows[i].rank[n], rows[i].key[n] = nullRank, 0
 			}
 		}
 	}
 	return rows, n
+}
+
+// encodedRows returns rows, or, when it is nil, n encodedRows numbered 0 to n-1.
+func encodedRows(rows []encodedRow, n int) []encodedRow {
+	if rows == nil {
+		rows = make([]encodedRow, n)
+		for i := range rows {
+			rows[i].row = int32(i)
+		}
+	}
+	return rows
+}
+
+// floatKey maps a float64 to an unsigned integer of the same order as compareFloat's: every
+// NaN equal and above +Inf, -0 equal to 0.
+func floatKey(x float64) uint64 {
+	switch {
+	case x != x:
+		return math.MaxUint64
+	case x == 0:
+		x = 0
+	}
+	bits := math.Float64bits(x)
+	if bits>>63 == 1 {
+		return ^bits
+	}
+	return bits | 1<<63
 }
 
 // keyCompare orders rows a and b of col by sort key k, as rowLess does.
@@ -812,12 +822,8 @@ func keyCompare(col arrow.Array, k SortKey) func(a, b int32) int {
 	if col.NullN() == 0 {
 		return ordered
 	}
-	nullsFirst := !k.Desc // NULL is the least value
-	if k.Nulls != NullsDefault {
-		nullsFirst = k.Nulls == NullsFirst
-	}
 	nullSide := 1
-	if nullsFirst {
+	if k.nullsFirst() {
 		nullSide = -1
 	}
 	return func(a, b int32) int {
@@ -862,19 +868,23 @@ func (s *Sort) emitTop() error {
 // rowLess orders rows by sort keys.
 func rowLess(a, b []any, keys []SortKey) bool {
 	for _, k := range keys {
-		c := CompareValues(a[k.Col], b[k.Col])
-		if c == 0 {
-			continue
+		if c := CompareValues(a[k.Col], b[k.Col]); c != 0 {
+			return keyLess(c, a[k.Col] == nil, b[k.Col] == nil, k)
 		}
-		if an := a[k.Col] == nil; k.Nulls != NullsDefault && (an || b[k.Col] == nil) {
-			return an == (k.Nulls == NullsFirst)
-		}
-		if k.Desc {
-			return c > 0
-		}
-		return c < 0
 	}
 	return false
+}
+
+// keyLess reports whether, under sort key k, a value comes before another it differs from:
+// c is their CompareValues order (NULL least), aNull and bNull whether they are NULL.
+func keyLess(c int, aNull, bNull bool, k SortKey) bool {
+	if aNull || bNull {
+		return aNull == k.nullsFirst()
+	}
+	if k.Desc {
+		return c > 0
+	}
+	return c < 0
 }
 
 // CompareValues orders physical values; NULL is smaller than everything.

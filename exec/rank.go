@@ -190,6 +190,34 @@ func (r *Ranker) columnar() bool {
 	return r.Batch && !r.NumberHidden && (r.Fn == RowNumber || r.Fn == Rank || r.Fn == DenseRank)
 }
 
+// numbering counts ROW_NUMBER, RANK and DENSE_RANK along a partition's rows in order.
+type numbering struct{ n, rank, dense int64 }
+
+// next moves to the next row: the partition's first (first), or one after a row it is a
+// peer of (peer: equal in the order keys) or not.
+func (c *numbering) next(first, peer bool) {
+	switch {
+	case first:
+		c.n, c.rank, c.dense = 1, 1, 1
+	case peer:
+		c.n++
+	default:
+		c.n++
+		c.rank, c.dense = c.n, c.dense+1
+	}
+}
+
+// of is the row's value of fn.
+func (c *numbering) of(fn RankFunc) int64 {
+	switch fn {
+	case Rank:
+		return c.rank
+	case DenseRank:
+		return c.dense
+	}
+	return c.n
+}
+
 // emitColumnar emits a columnar ranking: the rows (a row of weight w counting as w rows)
 // sorted by partition, then order, then arrival, each numbered in one pass; those beyond
 // the Limit are left out.
@@ -215,24 +243,11 @@ func (r *Ranker) emitColumnar() error {
 	}
 	var sel []int32
 	var vals []int64
-	var n, rank, dense int64
+	var num numbering
 	for pos, row := range idx {
-		switch {
-		case pos == 0 || differs(parts, idx[pos-1], row):
-			n, rank, dense = 1, 1, 1
-		default:
-			n++
-			if differs(order, idx[pos-1], row) {
-				rank, dense = n, dense+1
-			}
-		}
-		v := n
-		switch r.Fn {
-		case Rank:
-			v = rank
-		case DenseRank:
-			v = dense
-		}
+		first := pos == 0 || differs(parts, idx[pos-1], row)
+		num.next(first, !first && !differs(order, idx[pos-1], row))
+		v := num.of(r.Fn)
 		if r.Limit >= 0 && v > r.Limit {
 			continue
 		}
@@ -465,25 +480,13 @@ func (r *Ranker) rank(p *rankPart, outT []types.T) (*Batch, error) {
 func (r *Ranker) rankTop(p *rankPart, outT []types.T) *Batch {
 	var out [][]any
 	var prev []any
-	var i, rank, dense int64
+	var num numbering
 	p.order.each(func(j int32) bool {
 		row := p.rows[j]
 		for c := int64(0); c < p.w[j]; c++ {
-			i++
-			switch {
-			case i == 1:
-				rank, dense = 1, 1
-			case r.less(prev, row):
-				rank, dense = i, dense+1
-			}
+			num.next(prev == nil, prev != nil && !r.less(prev, row))
 			prev = row
-			v := i
-			switch r.Fn {
-			case Rank:
-				v = rank
-			case DenseRank:
-				v = dense
-			}
+			v := num.of(r.Fn)
 			if v > r.Limit {
 				return false
 			}
@@ -506,22 +509,10 @@ func (r *Ranker) values(rows [][]any) ([]any, error) {
 	out := make([]any, n)
 	switch r.Fn {
 	case RowNumber, Rank, DenseRank:
-		var rank, dense int64
+		var num numbering
 		for i := range rows {
-			switch {
-			case i == 0:
-				rank, dense = 1, 1
-			case r.less(rows[i-1], rows[i]):
-				rank, dense = int64(i+1), dense+1
-			}
-			switch r.Fn {
-			case RowNumber:
-				out[i] = int64(i + 1)
-			case Rank:
-				out[i] = rank
-			default:
-				out[i] = dense
-			}
+			num.next(i == 0, i > 0 && !r.less(rows[i-1], rows[i]))
+			out[i] = num.of(r.Fn)
 		}
 		return out, nil
 	case Lag, Lead:
