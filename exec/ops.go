@@ -424,15 +424,11 @@ func (c *Collector) Batches(size int) []*Batch {
 		}
 		return out
 	}
-	want := make([]arrow.DataType, len(c.Types))
-	for i, t := range c.Types {
-		want[i] = NewBuilder(t, 0).Finish().DataType()
-	}
 	var out []*Batch
 	for _, b := range c.batches {
 		b = unweighted(b, c.Types)
 		for i, col := range b.Cols {
-			if !arrow.TypeEqual(col.DataType(), want[i]) {
+			if !arrow.TypeEqual(col.DataType(), c.Types[i].ArrowType()) {
 				rows := make([][]any, b.N)
 				for r := range rows {
 					rows[r] = b.Row(r)
@@ -441,12 +437,13 @@ func (c *Collector) Batches(size int) []*Batch {
 				break
 			}
 		}
+		b = &Batch{N: b.N, Cols: b.Cols} // rows, without their watermarks
 		for lo := 0; lo < b.N; lo += size {
-			part := &Batch{N: b.N, Cols: b.Cols}
-			if lo > 0 || b.N > size {
-				part = part.Slice(lo, min(lo+size, b.N))
+			if b.N > size {
+				out = append(out, b.Slice(lo, min(lo+size, b.N)))
+			} else {
+				out = append(out, b)
 			}
-			out = append(out, part)
 		}
 	}
 	return out

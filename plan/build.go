@@ -120,6 +120,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 		bd.filterBounds(x)
 		return bd.build(x.Input, exec.Output{Op: &exec.Filter{Pred: x.Pred, Types: Types(x.Schema()), Errs: bd.opt.RowErrors, Out: out}})
 	case *Project:
+		p := &exec.Project{Exprs: x.Exprs, Types: Types(x.Input.Schema()), Errs: bd.opt.RowErrors, Out: out}
 		if jn, ok := x.Input.(*Join); ok && bd.opt.Batch && jn.Cond == nil {
 			if refs := columnRefs(x.Exprs); refs != nil {
 				// The join gathers only the columns the projection reads.
@@ -127,7 +128,6 @@ func (bd *builder) build(n Node, out exec.Output) error {
 				for _, c := range refs {
 					need[c] = true
 				}
-				p := &exec.Project{Exprs: x.Exprs, Types: Types(jn.Schema()), Errs: bd.opt.RowErrors, Out: out}
 				return bd.buildJoin(jn, exec.Output{Op: p}, need)
 			}
 		}
@@ -137,7 +137,7 @@ func (bd *builder) build(n Node, out exec.Output) error {
 				return bd.build(f.Input, exec.Output{Op: &exec.Filter{Pred: f.Pred, Types: Types(f.Schema()), Errs: bd.opt.RowErrors, Keep: keep, Out: out}})
 			}
 		}
-		return bd.build(x.Input, exec.Output{Op: &exec.Project{Exprs: x.Exprs, Types: Types(x.Input.Schema()), Errs: bd.opt.RowErrors, Out: out}})
+		return bd.build(x.Input, exec.Output{Op: p})
 	case *Aggregate:
 		in := x.Input.Schema()
 		h := &exec.HashAgg{KeyT: Types(in[:x.NumKeys]), Aggs: x.Aggs, Batch: bd.opt.Batch, Retract: !bd.opt.Batch, Errs: bd.opt.RowErrors, Out: out}
