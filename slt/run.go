@@ -13,7 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
+
+	ssql "github.com/streamsql/streamsql/sql"
 )
 
 // Options configures a run.
@@ -178,7 +179,7 @@ const subscribeIdle = time.Second
 // statement started or after the last one.
 func (rn *runner) query(q, types string) (int, [][]string, error) {
 	ctx := rn.ctx
-	subscribe := strings.EqualFold(firstWord(q), "SUBSCRIBE")
+	subscribe := isSubscribe(q)
 	var cancel context.CancelFunc
 	if subscribe {
 		ctx, cancel = context.WithCancel(ctx)
@@ -235,30 +236,11 @@ func (rn *runner) query(q, types string) (int, [][]string, error) {
 	return n, out, nil
 }
 
-// firstWord is the first word of SQL text, after any whitespace and comments.
-func firstWord(q string) string {
-	for {
-		q = strings.TrimLeftFunc(q, unicode.IsSpace)
-		switch {
-		case strings.HasPrefix(q, "--"):
-			i := strings.IndexByte(q, '\n')
-			if i < 0 {
-				return ""
-			}
-			q = q[i+1:]
-		case strings.HasPrefix(q, "/*"):
-			i := strings.Index(q, "*/")
-			if i < 0 {
-				return ""
-			}
-			q = q[i+2:]
-		default:
-			if i := strings.IndexFunc(q, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
-				return q[:i]
-			}
-			return q
-		}
-	}
+// isSubscribe reports whether q is one SUBSCRIBE statement, as streamsql's parser reads it
+// (comments and all).
+func isSubscribe(q string) bool {
+	stmts, err := ssql.Parse(q)
+	return err == nil && len(stmts) == 1 && stmts[0].Kind == ssql.KindSubscribe
 }
 
 var hashLine = regexp.MustCompile(`^\d+ values hashing to [0-9a-f]{32}$`)
