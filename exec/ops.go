@@ -36,7 +36,8 @@ var _ Operator = (*Filter)(nil)
 
 // RowErrors, set on a Filter or Project, confines a data error (division by zero, overflow,
 // a bad cast) to the rows that raise it: a batch whose evaluation fails is evaluated again
-// row by row, each failing row is dropped and its error reported here, and the others go on.
+// row by row, each failing row is dropped and its error reported here (a failing retraction
+// is dropped unreported: its row was dropped when added), and the others go on.
 // A view's result then does not depend on how its input was cut into batches. Nil (queries):
 // the error fails the statement.
 type RowErrors func(error)
@@ -54,7 +55,11 @@ func isolate(b *Batch, ts, outTypes []types.T, errs RowErrors, eval func(*Batch)
 	for i := 0; i < b.N; i++ {
 		c, err := eval(Take(b, []int32{int32(i)}, ts))
 		if err != nil {
-			errs(err)
+			// A retraction's row raised this error when it was added, and was dropped then:
+			// evaluation depends on the row alone. Its retraction is dropped too, unreported.
+			if b.W == nil || b.W[i] > 0 {
+				errs(err)
+			}
 			continue
 		}
 		keep = append(keep, int32(i))
