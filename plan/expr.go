@@ -470,7 +470,7 @@ var binaryOps = map[opcode.Op]string{
 
 // coerceText converts x, when it is a text constant (a literal or a placeholder's value),
 // to the type of the other operand of a comparison (a number, DATE, TIMESTAMP or BOOLEAN)
-// or arithmetic (a number), as PostgreSQL and DuckDB type an untyped literal or a parameter
+// or arithmetic (a number; a TIMESTAMP plus or minus an INTERVAL), as PostgreSQL and DuckDB type an untyped literal or a parameter
 // from its context: `amount = ?` with "12.34" compares exactly with a DECIMAL. A number
 // keeps the precision its text has (numericText). Text that is not a value of that type is
 // an error at n.
@@ -486,7 +486,9 @@ func (b *Binder) coerceText(op string, x, other exec.Expr, n ast.ExprNode) (exec
 			return x, nil
 		}
 	case "+", "-", "*", "/", "%":
-		if !to.IsNumeric() {
+		if to.Kind == types.Interval && (op == "+" || op == "-") {
+			to = types.TTimestamp // '2024-03-01 10:00' + INTERVAL '1' HOUR
+		} else if !to.IsNumeric() {
 			return x, nil
 		}
 	default:
