@@ -17,14 +17,18 @@ import (
 // Append ingests an Arrow record batch into a table: the bulk path. The batch must have the
 // table's columns, in order, with compatible Arrow types (the types QueryArrow returns, or
 // wider integer/timestamp units); it is stored and sent to views like an INSERT of its rows.
-func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch) error {
+func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch) (err error) {
+	ctx, done := e.statementContext(ctx)
+	defer func() { err = done(err) }()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if rec == nil {
 		return fmt.Errorf("append: no record batch (nil) for table %s", name)
 	}
-	e.mu.Lock()
+	if err := e.lock(ctx); err != nil {
+		return err
+	}
 	defer e.mu.Unlock()
 	if err := e.awaitRoom(ctx); err != nil {
 		return err

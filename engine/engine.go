@@ -72,13 +72,19 @@ type Result struct {
 
 // Engine is one open database.
 type Engine struct {
-	mu     sync.Mutex
-	opts   Options
-	store  *state.Store
-	seq    state.Sequence
-	cat    *catalog.Catalog
-	tables map[string]*tableObj
-	views  map[string]*viewObj
+	// mu serialises statements (and the background work that changes state). A statement
+	// takes it with lock, which gives up when the statement's context ends.
+	mu sync.Mutex
+	// closing is cancelled first thing in Close: statements run under it too
+	// (statementContext), so Close ends a running statement instead of waiting for it.
+	closing  context.Context
+	closeAll context.CancelFunc
+	opts     Options
+	store    *state.Store
+	seq      state.Sequence
+	cat      *catalog.Catalog
+	tables   map[string]*tableObj
+	views    map[string]*viewObj
 	// logical are the views that are not materialized (logical.go).
 	logical map[string]*logicalView
 	bad     []badRecord
@@ -127,6 +133,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{},
 		logical: map[string]*logicalView{}, clock: opts.Clock}
+	e.closing, e.closeAll = context.WithCancel(context.Background())
 	if e.clock == nil {
 		e.clock = connector.RealClock()
 	}
@@ -230,8 +237,10 @@ func physicalMemory() int64 {
 	return 1 << 30
 }
 
-// Close closes the database. It is idempotent.
+// Close closes the database. It is idempotent. A statement running or waiting to run ends
+// with errClosed, having applied nothing (a statement is atomic).
 func (e *Engine) Close() error {
+	e.closeAll()
 	e.mu.Lock()
 	var feeders []*feeder
 	for _, t := range e.tables {
@@ -334,6 +343,49 @@ func (e *Engine) exec(ctx context.Context, text string, args []any, rows bool) (
 	return res, nil
 }
 
+// statementContext is ctx for one statement, ended too by Close. done, called with the
+// statement's error when it returns, releases it and reports an end that Close caused as
+// errClosed rather than as a cancelled context.
+func (e *Engine) statementContext(ctx context.Context) (context.Context, func(error) error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(e.closing, func() { cancel(errClosed) })
+	return ctx, func(err error) error {
+		stop()
+		if err != nil && errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errClosed) {
+			err = errClosed
+		}
+		cancel(nil)
+		return err
+	}
+}
+
+// lock takes mu for a statement, or returns ctx's error if ctx ends first: a statement
+// waiting behind a long one gives up at its own deadline.
+func (e *Engine) lock(ctx context.Context) error {
+	if e.mu.TryLock() {
+		return nil
+	}
+	if ctx.Done() == nil {
+		e.mu.Lock()
+		return nil
+	}
+	got := make(chan struct{})
+	go func() {
+		e.mu.Lock()
+		close(got)
+	}()
+	select {
+	case <-got:
+		return nil
+	case <-ctx.Done():
+		go func() { // the lock, once taken, is not ours
+			<-got
+			e.mu.Unlock()
+		}()
+		return ctx.Err()
+	}
+}
+
 // NumInput counts the placeholders of text; an error reports a syntax error.
 func NumInput(text string) (int, error) {
 	stmts, err := sql.Parse(text)
@@ -348,6 +400,8 @@ func NumInput(text string) (int, error) {
 }
 
 func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Result, err error) {
+	ctx, done := e.statementContext(ctx)
+	defer func() { err = done(err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -356,7 +410,9 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 			return nil, err
 		}
 	}
-	e.mu.Lock()
+	if err := e.lock(ctx); err != nil {
+		return nil, err
+	}
 	defer e.mu.Unlock()
 	defer func() {
 		// A bug must not take the process down: report it as an internal error.

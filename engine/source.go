@@ -386,7 +386,9 @@ func (e *Engine) awaitSources(ctx context.Context, s *sql.Stmt) error {
 		target int64
 	}
 	var waits []wait
-	e.mu.Lock()
+	if err := e.lock(ctx); err != nil {
+		return err
+	}
 	for _, t := range e.tables {
 		if f := t.feeder; f != nil && f.end != nil && (f.lasts == nil || f.lasts(f.offset) <= flushGeneratorWait) {
 			waits = append(waits, wait{t, f, f.end()})
@@ -396,7 +398,9 @@ func (e *Engine) awaitSources(ctx context.Context, s *sql.Stmt) error {
 	deadline := time.Now().Add(flushSourceWait)
 	for _, w := range waits {
 		for {
-			e.mu.Lock()
+			if err := e.lock(ctx); err != nil {
+				return err
+			}
 			done := w.f.offset >= w.target || w.f.err != nil || w.f.eof || e.closed
 			failed := w.f.err
 			e.mu.Unlock()

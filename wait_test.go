@@ -1,0 +1,143 @@
+package streamsql_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/streamsql/streamsql"
+)
+
+// startLongQuery fills big with 2000 rows and starts, in the background, a three-way cross
+// join of it that runs for minutes unless ctx ends it or the database closes. Statements run
+// one at a time, so it holds up every other statement. The channel gets the query's error.
+func startLongQuery(t *testing.T, ctx context.Context, db *streamsql.DB) <-chan error {
+	t.Helper()
+	mustExec(t, db, "CREATE TABLE big (x BIGINT)")
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO big VALUES ")
+	for i := range 2000 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		fmt.Fprintf(&sb, "(%d)", i)
+	}
+	mustExec(t, db, sb.String())
+	done := make(chan error, 1)
+	go func() {
+		rows, err := db.QueryContext(ctx, "SELECT COUNT(*) FROM big a, big b, big c WHERE a.x + b.x + c.x = -1")
+		if err == nil {
+			rows.Close()
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // let it take the database
+	select {
+	case err := <-done:
+		t.Fatalf("the long query ended at once: %v", err)
+	default:
+	}
+	return done
+}
+
+// A statement waiting for another one to finish gives up at its own deadline, having
+// applied nothing.
+func TestStatementWaitingGivesUpAtItsDeadline(t *testing.T) {
+	db := openT(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	long := startLongQuery(t, ctx, db)
+
+	rec := func() arrow.RecordBatch {
+		b := array.NewInt64Builder(memory.NewGoAllocator())
+		b.Append(-7)
+		col := b.NewArray()
+		schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		return array.NewRecordBatch(schema, []arrow.Array{col}, 1)
+	}()
+	for _, c := range []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"ExecContext INSERT", func(ctx context.Context) error {
+			_, err := db.ExecContext(ctx, "INSERT INTO big VALUES (-5)")
+			return err
+		}},
+		{"QueryContext", func(ctx context.Context) error {
+			_, err := db.QueryContext(ctx, "SELECT COUNT(*) FROM big")
+			return err
+		}},
+		{"QueryArrow", func(ctx context.Context) error {
+			_, err := db.QueryArrow(ctx, "SELECT COUNT(*) FROM big")
+			return err
+		}},
+		{"FLUSH", func(ctx context.Context) error {
+			_, err := db.ExecContext(ctx, "FLUSH")
+			return err
+		}},
+		{"Append", func(ctx context.Context) error { return db.Append(ctx, "big", rec) }},
+	} {
+		ctx, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		t0 := time.Now()
+		err := c.run(ctx)
+		el := time.Since(t0)
+		stop()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s with a 200ms deadline behind a long query: err = %v, want the deadline", c.name, err)
+		}
+		if el > 2*time.Second {
+			t.Errorf("%s with a 200ms deadline returned after %v: it waited for the long query", c.name, el)
+		}
+	}
+	select {
+	case err := <-long:
+		t.Fatalf("the long query ended while the others waited: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-long; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the long query, cancelled: err = %v", err)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM big WHERE x < 0"); n != 0 {
+		t.Fatalf("%d rows of the statements that gave up were applied", n)
+	}
+}
+
+// Close ends a running statement, which fails as the database closed, instead of waiting
+// for it; statements waiting behind it fail the same way.
+func TestCloseEndsRunningStatement(t *testing.T) {
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := startLongQuery(t, context.Background(), db)
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := db.Exec("INSERT INTO big VALUES (-1)")
+		waiting <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	t0 := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Close still waiting for the running query after %v", time.Since(t0))
+	}
+	for name, ch := range map[string]<-chan error{"the running query": long, "the waiting INSERT": waiting} {
+		if err := <-ch; err == nil || !strings.Contains(err.Error(), "database is closed") {
+			t.Errorf("%s: err = %v, want the database closed", name, err)
+		}
+	}
+}
