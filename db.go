@@ -168,7 +168,7 @@ func (db *DB) QueryArrow(ctx context.Context, query string, args ...any) (array.
 // Append ingests an Arrow record batch into a table — the bulk path, like DuckDB's
 // Appender. The batch's columns must match the table's in order and name, and each column's
 // Arrow type must convert as an INSERT of the same values would: int8/16/32/64 into INT
-// (range-checked) and BIGINT, float32/64 into DOUBLE, utf8/large_utf8 into VARCHAR,
+// (range-checked) and BIGINT, int8/16/32/64 and float32/64 into DOUBLE, utf8/large_utf8 into VARCHAR,
 // timestamp (any unit; finer than milliseconds floors to the millisecond, as TIMESTAMP(3)
 // holds) or int64 milliseconds into TIMESTAMP, date32/date64 into DATE, decimal128 into
 // DECIMAL (rescaled, rounding half away from zero, precision-checked), bool into BOOLEAN;

@@ -1280,6 +1280,37 @@ func TestDBAppendOtherArrowUnits(t *testing.T) {
 	}
 }
 
+// TestDBAppendIntegersIntoDouble checks that Arrow integers of every width go into a DOUBLE
+// column as an INSERT of the same integers does, NULLs kept.
+func TestDBAppendIntegersIntoDouble(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE f (x DOUBLE)")
+	mem := memory.NewGoAllocator()
+	for _, c := range []struct {
+		typ    arrow.DataType
+		append func(b array.Builder)
+	}{
+		{arrow.PrimitiveTypes.Int8, func(b array.Builder) { b.(*array.Int8Builder).Append(-8) }},
+		{arrow.PrimitiveTypes.Int16, func(b array.Builder) { b.(*array.Int16Builder).Append(16) }},
+		{arrow.PrimitiveTypes.Int32, func(b array.Builder) { b.(*array.Int32Builder).Append(-32) }},
+		{arrow.PrimitiveTypes.Int64, func(b array.Builder) { b.(*array.Int64Builder).Append(1 << 53) }},
+	} {
+		b := array.NewBuilder(mem, c.typ)
+		c.append(b)
+		b.AppendNull()
+		col := b.NewArray()
+		rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: c.typ, Nullable: true}}, nil), []arrow.Array{col}, 2)
+		if err := db.Append(context.Background(), "f", rec); err != nil {
+			t.Errorf("%s into DOUBLE: %v", c.typ, err)
+		}
+	}
+	got := queryStrings(t, db, "SELECT x, COUNT(*) FROM f GROUP BY x ORDER BY x")
+	want := []string{"NULL|4", "-32|1", "-8|1", "16|1", "9.007199254740992e+15|1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
 // INSERT ... VALUES of plain literals takes a fast path that skips the SQL parser; any value
 // must give the same stored value (or the same refusal) as the general path, which a
 // non-literal in another row forces.
@@ -1532,6 +1563,66 @@ func TestRowsScanDestinations(t *testing.T) {
 	want := "{0 false} { false} <nil> <nil> <nil> <nil> | {7 true} {x true} 1704067201000 1.5 7 1.5"
 	if strings.Join(got, " | ") != want {
 		t.Fatalf("scanned %v, want %v", got, want)
+	}
+}
+
+// TestRowsScanConvertsAsDatabaseSQL checks that the package's Rows.Scan converts as
+// database/sql's Scan does over the same query: a DECIMAL into numbers, a TIMESTAMP into a
+// string; text that is no number is refused by both; and after the last row there is no
+// current row to scan.
+func TestRowsScanConvertsAsDatabaseSQL(t *testing.T) {
+	dir := t.TempDir()
+	db := openT(t, filepath.Join(dir, "db"))
+	mustExec(t, db, "CREATE TABLE t (d DECIMAL(10,2), n DECIMAL(10,0), ts TIMESTAMP(3), s VARCHAR)")
+	mustExec(t, db, "INSERT INTO t VALUES (1.25, 42, TIMESTAMP '2024-01-01 00:00:00.5', 'abc')")
+	const q = "SELECT d, d, n, n, ts FROM t"
+	scan := func(sc func(...any) error) string {
+		var f64 float64
+		var f32 float32
+		var i64 int64
+		var i int
+		var s string
+		if err := sc(&f64, &f32, &i64, &i, &s); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%v %v %v %v %v", f64, f32, i64, i, s)
+	}
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal("no row")
+	}
+	got := scan(rows.Scan)
+	if rows.Next() || rows.Values() != nil || rows.Scan(new(any), new(any), new(any), new(any), new(any)) == nil {
+		t.Fatalf("after the last row: Next true, or Values %v, or Scan succeeded", rows.Values())
+	}
+	var bad float64
+	if r, err := db.Query("SELECT s FROM t"); err != nil || !r.Next() || r.Scan(&bad) == nil {
+		t.Fatalf("a VARCHAR 'abc' scanned into a float64: %v", err)
+	}
+	rows.Close()
+	db.Close()
+
+	sdb, err := sql.Open("streamsql", filepath.Join(dir, "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	srows, err := sdb.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srows.Close()
+	if !srows.Next() {
+		t.Fatal("no row through database/sql")
+	}
+	if want := scan(srows.Scan); got != want {
+		t.Fatalf("Rows.Scan gave %s, database/sql's Scan %s", got, want)
+	}
+	if got != "1.25 1.25 42 42 2024-01-01T00:00:00.5Z" {
+		t.Fatalf("scanned %s", got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,6 +79,7 @@ func (r *Rows) Next() bool {
 		r.batch++
 		r.row = -1
 	}
+	r.cur = nil
 	return false
 }
 
@@ -86,16 +88,17 @@ func (r *Rows) nextChange() bool {
 		select {
 		case ch, ok := <-r.sub.C:
 			if !ok {
-				r.err = r.sub.Err()
+				r.err, r.cur = r.sub.Err(), nil
 				return false
 			}
 			r.sub.Took(ch)
 			r.pending = ch
 		case <-r.ctx.Done():
-			r.err = r.ctx.Err()
+			r.err, r.cur = r.ctx.Err(), nil
 			r.sub.Close()
 			return false
 		case <-r.closed:
+			r.cur = nil
 			return false
 		}
 	}
@@ -110,12 +113,14 @@ func (r *Rows) nextChange() bool {
 }
 
 // Values returns the current row as Go values: int64, float64, bool, string, time.Time
-// (DATE and TIMESTAMP, UTC) or nil; DECIMAL and INTERVAL as strings.
+// (DATE and TIMESTAMP, UTC) or nil; DECIMAL and INTERVAL as strings. After Next returns
+// false there is no current row: nil.
 func (r *Rows) Values() []any { return r.cur }
 
 // Scan copies the current row into dest: pointers to any, int64, int, int32, float64,
 // float32, string, []byte, bool or time.Time; a sql.Scanner (sql.NullInt64, ...); or a
-// pointer to a pointer of those, set to nil for NULL.
+// pointer to a pointer of those, set to nil for NULL. It converts as database/sql's Scan
+// does: text (a DECIMAL) into a number when it is one, a time into a string as RFC 3339.
 func (r *Rows) Scan(dest ...any) error {
 	if r.cur == nil {
 		return fmt.Errorf("Scan called without a successful Next")
@@ -164,16 +169,30 @@ func assign(d, v any) error {
 		case int64:
 			*p = float32(x)
 			return nil
+		case string: // a DECIMAL
+			f, err := strconv.ParseFloat(x, 32)
+			*p = float32(f)
+			return scanTextErr(err, x, d)
 		}
 	case *int64:
-		if x, ok := v.(int64); ok {
+		switch x := v.(type) {
+		case int64:
 			*p = x
 			return nil
+		case string:
+			n, err := strconv.ParseInt(x, 10, 64)
+			*p = n
+			return scanTextErr(err, x, d)
 		}
 	case *int:
-		if x, ok := v.(int64); ok {
+		switch x := v.(type) {
+		case int64:
 			*p = int(x)
 			return nil
+		case string:
+			n, err := strconv.ParseInt(x, 10, 64)
+			*p = int(n)
+			return scanTextErr(err, x, d)
 		}
 	case *float64:
 		switch x := v.(type) {
@@ -183,11 +202,18 @@ func assign(d, v any) error {
 		case int64:
 			*p = float64(x)
 			return nil
+		case string: // a DECIMAL
+			f, err := strconv.ParseFloat(x, 64)
+			*p = f
+			return scanTextErr(err, x, d)
 		}
 	case *string:
 		switch x := v.(type) {
 		case string:
 			*p = x
+			return nil
+		case time.Time:
+			*p = x.Format(time.RFC3339Nano)
 			return nil
 		case nil:
 		default:
@@ -215,6 +241,14 @@ func assign(d, v any) error {
 		}
 	}
 	return fmt.Errorf("cannot store %T in %T", v, d)
+}
+
+// scanTextErr is the error of storing text (a DECIMAL's or a VARCHAR's) as a number in d.
+func scanTextErr(err error, text string, d any) error {
+	if err != nil {
+		return fmt.Errorf("cannot store %q in %T", text, d)
+	}
+	return nil
 }
 
 // Err returns the error that ended iteration, if any (a cancelled SUBSCRIBE reports the

@@ -58,6 +58,15 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 	return e.insertBatch(t, b)
 }
 
+// floats is a's values as DOUBLE, conv giving row i's.
+func floats(a arrow.Array, conv func(i int) float64) arrow.Array {
+	vals := make([]float64, a.Len())
+	for i := range vals {
+		vals[i] = conv(i)
+	}
+	return exec.NewFloat64(vals, validOf(a))
+}
+
 // toPhysical converts an external Arrow array to the engine's representation of type t.
 func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
 	ints := func(conv func(i int) int64) arrow.Array {
@@ -105,11 +114,15 @@ func toPhysical(a arrow.Array, t types.T) (arrow.Array, error) {
 			c.Retain()
 			return c, nil
 		case *array.Float32:
-			vals := make([]float64, c.Len())
-			for i := range vals {
-				vals[i] = float64(c.Value(i))
-			}
-			return exec.NewFloat64(vals, validOf(a)), nil
+			return floats(a, func(i int) float64 { return float64(c.Value(i)) }), nil
+		case *array.Int64: // as an INSERT of integers into DOUBLE
+			return floats(a, func(i int) float64 { return float64(c.Value(i)) }), nil
+		case *array.Int32:
+			return floats(a, func(i int) float64 { return float64(c.Value(i)) }), nil
+		case *array.Int16:
+			return floats(a, func(i int) float64 { return float64(c.Value(i)) }), nil
+		case *array.Int8:
+			return floats(a, func(i int) float64 { return float64(c.Value(i)) }), nil
 		}
 	case types.Bool:
 		if c, ok := a.(*array.Boolean); ok {
