@@ -111,12 +111,25 @@ func TestStatementWaitingGivesUpAtItsDeadline(t *testing.T) {
 }
 
 // Close ends a running statement, which fails as the database closed, instead of waiting
-// for it; statements waiting behind it fail the same way.
+// for it; statements waiting behind it, and subscribers, fail the same way.
 func TestCloseEndsRunningStatement(t *testing.T) {
 	db, err := streamsql.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := db.Exec("CREATE TABLE s (x BIGINT); CREATE MATERIALIZED VIEW sv AS SELECT x FROM s"); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := db.Query("SUBSCRIBE sv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subscribed := make(chan error, 1)
+	go func() {
+		for sub.Next() {
+		}
+		subscribed <- sub.Err()
+	}()
 	long := startLongQuery(t, context.Background(), db)
 	waiting := make(chan error, 1)
 	go func() {
@@ -135,7 +148,7 @@ func TestCloseEndsRunningStatement(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("Close still waiting for the running query after %v", time.Since(t0))
 	}
-	for name, ch := range map[string]<-chan error{"the running query": long, "the waiting INSERT": waiting} {
+	for name, ch := range map[string]<-chan error{"the running query": long, "the waiting INSERT": waiting, "the subscriber": subscribed} {
 		if err := <-ch; err == nil || !strings.Contains(err.Error(), "database is closed") {
 			t.Errorf("%s: err = %v, want the database closed", name, err)
 		}

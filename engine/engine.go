@@ -281,7 +281,7 @@ func (e *Engine) Close() error {
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
 	for _, v := range e.views {
-		v.closeSubscribers(fmt.Errorf("database closed"))
+		v.closeSubscribers(errClosed)
 		for len(v.sinks) > 0 {
 			v.sinks[0].detach()
 		}
