@@ -405,6 +405,9 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := checkSchemas(s); err != nil {
+		return nil, err
+	}
 	if s.Kind == sql.KindFlush {
 		if err := e.awaitSources(ctx, s); err != nil {
 			return nil, err
@@ -507,6 +510,32 @@ func (e *Engine) writes(s *sql.Stmt) bool {
 
 // relationVisitor finds whether a statement names a view or a system table, directly or as
 // a window TVF's input (windows: the statement's TVF carriers).
+// checkSchemas refuses a name qualified by a schema other than system, the only one there
+// is, so that a mistyped qualifier never lets a statement act on the table of that name.
+func checkSchemas(s *sql.Stmt) error {
+	if s.Node == nil {
+		return nil
+	}
+	v := &schemaVisitor{}
+	s.Node.Accept(v)
+	if v.bad != nil {
+		return s.ErrorAt(v.bad.Schema.O, "unknown schema %s", v.bad.Schema.O)
+	}
+	return nil
+}
+
+// schemaVisitor finds the first table name qualified by an unknown schema.
+type schemaVisitor struct{ bad *ast.TableName }
+
+func (v *schemaVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if tn, ok := n.(*ast.TableName); ok && v.bad == nil && tn.Schema.L != "" && tn.Schema.L != "system" {
+		v.bad = tn
+	}
+	return n, v.bad != nil
+}
+
+func (v *schemaVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
 type relationVisitor struct {
 	e         *Engine
 	windows   map[string]*sql.WindowTVF

@@ -83,6 +83,9 @@ func (e *Engine) nameTaken(s *sql.Stmt, name string, ifNotExists bool) (taken bo
 func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	n := s.Node.(*ast.CreateTableStmt)
 	name := n.Table.Name.O
+	if n.Table.Schema.L != "" { // system (checkSchemas refuses the others)
+		return nil, s.ErrorAt(n.Table.Schema.O, "cannot create table %s.%s: the system schema is read-only", n.Table.Schema.O, name)
+	}
 	if taken, err := e.nameTaken(s, name, n.IfNotExists); err != nil {
 		return nil, err
 	} else if taken {
@@ -292,6 +295,11 @@ func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 }
 
 func (e *Engine) dropTables(s *sql.Stmt, n *ast.DropTableStmt) (*Result, error) {
+	for _, tn := range n.Tables {
+		if tn.Schema.L != "" { // system (checkSchemas refuses the others)
+			return nil, s.ErrorAt(tn.Schema.O, "cannot drop system table %s.%s", tn.Schema.O, tn.Name.O)
+		}
+	}
 	if n.IsView {
 		var names []string
 		for _, tn := range n.Tables {
