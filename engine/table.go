@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -96,13 +98,21 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindTable, name, s.Text)
+	var src tableSource
+	made := false
+	defer func() {
+		// A refusal, a failed commit or a bug's panic leaves no trace of the table.
+		if !made {
+			src.close()
+			e.cat.Forget(name)
+			delete(e.tables, strings.ToLower(name))
+		}
+	}()
 	t, err := e.defineTable(s, ent)
 	if err != nil {
 		wb.Discard()
-		e.cat.Forget(name)
 		return nil, err
 	}
-	var src tableSource
 	if _, ok := t.options["connector"]; ok {
 		if src, err = e.openSource(t); err == nil {
 			if k, ok := src.log.(*kafka.Source); ok {
@@ -114,19 +124,14 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 			}
 		}
 		if err != nil {
-			src.close()
 			wb.Discard()
-			e.cat.Forget(name)
-			delete(e.tables, strings.ToLower(name))
 			return nil, optionError(s, err)
 		}
 	}
 	if err := e.store.Commit(wb); err != nil {
-		src.close()
-		e.cat.Forget(name)
-		delete(e.tables, strings.ToLower(name))
 		return nil, err
 	}
+	made = true
 	if src.gen != nil || src.log != nil {
 		e.startFeeder(t, src)
 	}
@@ -217,7 +222,10 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		if t.cols[idx].Type.Kind != types.Timestamp {
 			return nil, s.ErrorAtPos(colPos, "WATERMARK FOR %s: the event-time column must be TIMESTAMP(3), it is %s", w.Column, t.cols[idx].Type)
 		}
-		b := &plan.Binder{Cat: e, Stmt: s}
+		if q := firstSubquery(w.Expr); q != nil {
+			return nil, w.Stmt.ErrorAtPos(w.Stmt.PosOf(q), "a WATERMARK expression cannot contain a subquery")
+		}
+		b := &plan.Binder{Cat: e, Stmt: w.Stmt}
 		expr, err := b.BindScalar(w.Expr, t.schema())
 		if err != nil {
 			return nil, err
@@ -268,17 +276,53 @@ func (t *tableObj) schema() []plan.Col {
 	return out
 }
 
-// wmError is a failure of a table's WATERMARK expression on some row.
-type wmError struct{ err error }
+// firstSubquery returns the first subquery of e (nil: none).
+func firstSubquery(e ast.ExprNode) ast.Node {
+	v := &subqueryVisitor{}
+	e.Accept(v)
+	return v.found
+}
 
-func (e wmError) Error() string { return "WATERMARK expression: " + e.err.Error() }
+type subqueryVisitor struct{ found ast.Node }
+
+func (v *subqueryVisitor) Enter(n ast.Node) (ast.Node, bool) {
+	if v.found == nil {
+		switch n.(type) {
+		case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
+			v.found = n
+		case *ast.PatternInExpr:
+			if n.(*ast.PatternInExpr).Sel != nil {
+				v.found = n
+			}
+		}
+	}
+	return n, v.found != nil
+}
+
+func (v *subqueryVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// wmError is a failure of table's WATERMARK expression on some row. A data error's place is
+// in the table's definition, not in the statement that wrote the row.
+type wmError struct {
+	table string
+	err   error
+}
+
+func (e wmError) Error() string {
+	var de *exec.DataError
+	if errors.As(e.err, &de) {
+		return fmt.Sprintf("WATERMARK expression: %v (in the definition of table %s: line %d, column %d)", de.Err, e.table, de.Pos.Line, de.Pos.Col)
+	}
+	return fmt.Sprintf("WATERMARK expression of table %s: %v", e.table, e.err)
+}
+
 func (e wmError) Unwrap() error { return e.err }
 
 // wmValues evaluates the WATERMARK expression over a batch of the table's rows.
 func (t *tableObj) wmValues(b *exec.Batch) ([]int64, error) {
 	a, err := t.wmExpr.Eval(b)
 	if err != nil {
-		return nil, wmError{err}
+		return nil, wmError{t.name, err}
 	}
 	vals := exec.Int64s(a)
 	if a.NullN() > 0 {

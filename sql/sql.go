@@ -61,6 +61,9 @@ type Watermark struct {
 	Column string       // WATERMARK FOR <Column>
 	Expr   ast.ExprNode // AS <expr>, parsed by TiDB (carriers inside, e.g. __sx_interval)
 	Pos    Pos          // of the WATERMARK keyword
+	// Stmt is the expression as a statement of its own (Node the carrier it was parsed
+	// from): bind Expr with it, so that errors point into the user's text.
+	Stmt *Stmt
 }
 
 // WindowKind is the window table function of a WindowTVF.
@@ -206,7 +209,7 @@ func (s *Stmt) ErrorAtPos(p Pos, format string, args ...any) *Error {
 // OriginTextPosition (carrier offset). TiDB records offsets for expressions
 // (columns, function calls, literals, operators) but not for tables or joins:
 // those report 0, which maps to the start of the statement (KindCreateView:
-// the start of the query). Do not use it for Watermark.Expr (use Watermark.Pos).
+// the start of the query). For Watermark.Expr, use Watermark.Stmt's.
 func (s *Stmt) PosOf(n ast.Node) Pos {
 	if s.cmap == nil || n == nil {
 		return s.Pos

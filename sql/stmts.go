@@ -607,6 +607,8 @@ func (r *rewriter) watermark(st *Stmt, a, b int) *Error {
 	if _, ok := e.(*ast.RowExpr); ok {
 		return r.errAt(a+4, "expected one expression after WATERMARK FOR %s AS", col)
 	}
-	st.Watermark = &Watermark{Column: col, Expr: e, Pos: posAt(r.src, r.toks[a].off)}
+	es := &Stmt{Text: strings.TrimSpace(r.src[r.toks[a+4].off:r.toks[b-1].end]), Node: node, Pos: posAt(r.src, r.toks[a+4].off),
+		src: r.src, toks: r.toks[a+4 : b], cmap: m}
+	st.Watermark = &Watermark{Column: col, Expr: e, Pos: posAt(r.src, r.toks[a].off), Stmt: es}
 	return nil
 }
