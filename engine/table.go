@@ -151,7 +151,12 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		}
 		l := c.Name.Name.L
 		if seen[l] {
-			return nil, s.ErrorAt(c.Name.Name.O, "duplicate column %s", c.Name.Name.O)
+			// The name's occurrence after the table's name, if the same, and the first column's.
+			nth := 1
+			if strings.EqualFold(n.Table.Name.O, c.Name.Name.O) {
+				nth++
+			}
+			return nil, s.ErrorAtPos(s.PosOfNthName(c.Name.Name.O, nth), "duplicate column %s", c.Name.Name.O)
 		}
 		seen[l] = true
 		col := catalog.Column{Name: c.Name.Name.O, Type: ty}

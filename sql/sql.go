@@ -128,14 +128,22 @@ func (s *Stmt) ErrorAt(name string, format string, args ...any) *Error {
 
 // PosOfName is the position of the first identifier token of this statement equal to name
 // (see ErrorAt), or the statement's position.
-func (s *Stmt) PosOfName(name string) Pos {
+func (s *Stmt) PosOfName(name string) Pos { return s.PosOfNthName(name, 0) }
+
+// PosOfNthName is PosOfName of the occurrence of name after n others (the second column of
+// a name), or of the last one when there are fewer.
+func (s *Stmt) PosOfNthName(name string, n int) Pos {
 	parts := strings.Split(name, ".") // a qualified name (system.views) is found part by part
+	at := s.Pos
 	for i := range s.toks {
 		if s.namesAt(i, parts) {
-			return posAt(s.src, s.toks[i].off)
+			if at = posAt(s.src, s.toks[i].off); n == 0 {
+				break
+			}
+			n--
 		}
 	}
-	return s.Pos
+	return at
 }
 
 // ErrorAtBefore is ErrorAt at the first occurrence of name followed by the word next (the
