@@ -115,18 +115,27 @@ func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindView, s.Name, s.Text)
+	var v *viewObj
+	made := false
+	defer func() {
+		// A refusal, a failed commit or a bug's panic leaves no trace of the view.
+		if !made {
+			e.cat.Forget(s.Name)
+			if v != nil {
+				e.unwire(v)
+				delete(e.views, strings.ToLower(v.name))
+			}
+		}
+	}()
 	v, err := e.defineView(ctx, s, ent, true)
 	if err != nil {
 		wb.Discard()
-		e.cat.Forget(s.Name)
 		return nil, err
 	}
 	if err := e.store.Commit(wb); err != nil {
-		e.cat.Forget(s.Name)
-		e.unwire(v)
-		delete(e.views, strings.ToLower(v.name))
 		return nil, err
 	}
+	made = true
 	return &Result{}, nil
 }
 
@@ -184,6 +193,15 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 	}
 	v.state, v.sources = df.State, df.Sources
 	e.attachStores(v)
+	made := false
+	defer func() {
+		// A refusal, a cancelled backfill or a bug's panic leaves the inputs as they were.
+		if !made {
+			v.late = nil // the view is not created: nor are its late rows
+			delete(e.views, strings.ToLower(v.name))
+			e.unwire(v)
+		}
+	}()
 	for _, src := range df.Sources {
 		if src.Rel == nil {
 			continue
@@ -206,7 +224,6 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 			h.listeners = append(h.listeners, l)
 			v.inputs = append(v.inputs, input{v: h, l: l})
 		default:
-			e.unwire(v)
 			return nil, s.ErrorAtPos(s.Pos, "a materialized view cannot read %s", src.Rel.Name)
 		}
 	}
@@ -218,15 +235,13 @@ func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry
 			err = ctx.Err()
 		}
 		if err != nil {
-			v.late = nil // the view is not created: nor are its late rows
-			delete(e.views, strings.ToLower(v.name))
-			e.unwire(v)
 			return nil, fmt.Errorf("materialized view %s: %w", v.name, err)
 		}
 		e.flushLate()
 		// The next checkpoint covers the view: until one does, Open replays every change.
 		e.dirty = true
 	}
+	made = true
 	return v, nil
 }
 
