@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +154,55 @@ func TestCloseEndsRunningStatement(t *testing.T) {
 	for name, ch := range map[string]<-chan error{"the running query": long, "the waiting INSERT": waiting, "the subscriber": subscribed} {
 		if err := <-ch; err == nil || !strings.Contains(err.Error(), "database is closed") {
 			t.Errorf("%s: err = %v, want the database closed", name, err)
+		}
+	}
+}
+
+// runningConnectors counts the goroutines reading a table's connector.
+func runningConnectors() int {
+	buf := make([]byte, 1<<24)
+	buf = buf[:runtime.Stack(buf, true)]
+	return strings.Count(string(buf), "engine.(*Engine).feedLog(")
+}
+
+// A statement that gets to run while Close is under way fails as the database closed. A
+// CREATE TABLE with a connector that ran then started a connector Close never stopped: it
+// read on after Close, into the closed store (the process died with 'pebble: closed').
+func TestStatementDuringCloseFails(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.json")
+	if err := os.WriteFile(in, []byte(`{"x":1}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	create := func(db *streamsql.DB, name string) error {
+		_, err := db.Exec(fmt.Sprintf("CREATE TABLE %s (x BIGINT) WITH (connector = 'file', path = '%s', format = 'json')", name, in))
+		return err
+	}
+	for it := range 20 {
+		db, err := streamsql.Open("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := create(db, "f0"); err != nil { // a connector for Close to stop
+			t.Fatal(err)
+		}
+		creating := make(chan error, 1)
+		go func() {
+			for i := 1; ; i++ {
+				if err := create(db, fmt.Sprintf("f%d", i)); err != nil {
+					creating <- err
+					return
+				}
+			}
+		}()
+		time.Sleep(20 * time.Millisecond)
+		if err := db.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := <-creating; !strings.Contains(err.Error(), "database is closed") {
+			t.Fatalf("CREATE TABLE during Close: err = %v, want the database closed", err)
+		}
+		if n := runningConnectors(); n > 0 {
+			t.Fatalf("iteration %d: %d connectors still reading after Close", it, n)
 		}
 	}
 }

@@ -30,6 +30,9 @@ func (e *Engine) Append(ctx context.Context, name string, rec arrow.RecordBatch)
 		return err
 	}
 	defer e.mu.Unlock()
+	if e.closingDown() {
+		return errClosed
+	}
 	if err := e.awaitRoom(ctx); err != nil {
 		return err
 	}

@@ -359,6 +359,14 @@ func (e *Engine) statementContext(ctx context.Context) (context.Context, func(er
 	}
 }
 
+// closingDown reports, mu held, whether Close has begun. A statement that gets mu then
+// fails with errClosed: Close may already have gathered the feeders it stops, and a
+// connector a CREATE TABLE started now would outlive the database, reading into its closed
+// store.
+func (e *Engine) closingDown() bool {
+	return e.closed || e.closing.Err() != nil
+}
+
 // lock takes mu for a statement, or returns ctx's error if ctx ends first: a statement
 // waiting behind a long one gives up at its own deadline.
 func (e *Engine) lock(ctx context.Context) error {
@@ -423,7 +431,7 @@ func (e *Engine) execOne(ctx context.Context, s *sql.Stmt, args []any) (res *Res
 			res, err = nil, fmt.Errorf("internal error (please report it) in %s: %v", firstWords(s.Text), r)
 		}
 	}()
-	if e.closed {
+	if e.closingDown() {
 		return nil, errClosed
 	}
 	if e.writes(s) {
