@@ -206,3 +206,26 @@ func TestStatementDuringCloseFails(t *testing.T) {
 		}
 	}
 }
+
+// A statement that gives up waiting leaves nothing behind: the lock used to be taken by a
+// goroutine that a statement which gave up left to hand it back, two goroutines per
+// statement for as long as the long one ran.
+func TestStatementGivingUpLeavesNothing(t *testing.T) {
+	db := openT(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	long := startLongQuery(t, ctx, db)
+	before := runtime.NumGoroutine()
+	for range 1000 {
+		ctx, stop := context.WithTimeout(context.Background(), time.Millisecond)
+		if _, err := db.ExecContext(ctx, "INSERT INTO big VALUES (-5)"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("INSERT with a 1ms deadline behind a long query: err = %v, want the deadline", err)
+		}
+		stop()
+	}
+	if n := runtime.NumGoroutine() - before; n > 50 {
+		t.Errorf("1000 statements that gave up waiting left %d goroutines behind", n)
+	}
+	cancel()
+	<-long
+}

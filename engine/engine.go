@@ -74,7 +74,7 @@ type Result struct {
 type Engine struct {
 	// mu serialises statements (and the background work that changes state). A statement
 	// takes it with lock, which gives up when the statement's context ends.
-	mu sync.Mutex
+	mu stmtMutex
 	// closing is cancelled first thing in Close: statements run under it too
 	// (statementContext), so Close ends a running statement instead of waiting for it.
 	closing  context.Context
@@ -131,7 +131,7 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{},
+	e := &Engine{mu: make(stmtMutex, 1), opts: opts, store: st, tables: map[string]*tableObj{}, views: map[string]*viewObj{},
 		logical: map[string]*logicalView{}, clock: opts.Clock}
 	e.closing, e.closeAll = context.WithCancel(context.Background())
 	if e.clock == nil {
@@ -368,29 +368,43 @@ func (e *Engine) closingDown() bool {
 }
 
 // lock takes mu for a statement, or returns ctx's error if ctx ends first: a statement
-// waiting behind a long one gives up at its own deadline.
+// waiting behind a long one gives up at its own deadline, and leaves nothing behind.
 func (e *Engine) lock(ctx context.Context) error {
 	if e.mu.TryLock() {
 		return nil
 	}
-	if ctx.Done() == nil {
-		e.mu.Lock()
-		return nil
-	}
-	got := make(chan struct{})
-	go func() {
-		e.mu.Lock()
-		close(got)
-	}()
 	select {
-	case <-got:
+	case e.mu <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		go func() { // the lock, once taken, is not ours
-			<-got
-			e.mu.Unlock()
-		}()
 		return ctx.Err()
+	}
+}
+
+// stmtMutex is the engine's lock: a channel of one slot, full while the lock is held, so
+// that a waiter can give up (lock) and leave the queue. A sync.Mutex cannot be waited for
+// under a context: a statement that gave up left a goroutine to take the lock and hand it
+// back, two goroutines per statement for as long as the lock stayed taken (and, while
+// Close waited for it, one pair per statement any client sent, each taking the lock in
+// turn). Waiters are served in turn.
+type stmtMutex chan struct{}
+
+func (m stmtMutex) Lock() { m <- struct{}{} }
+
+func (m stmtMutex) TryLock() bool {
+	select {
+	case m <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (m stmtMutex) Unlock() {
+	select {
+	case <-m:
+	default:
+		panic("engine: unlock of an unlocked mutex")
 	}
 }
 
