@@ -229,3 +229,41 @@ func TestStatementGivingUpLeavesNothing(t *testing.T) {
 	cancel()
 	<-long
 }
+
+// A subscription whose context is cancelled ends at once while another statement runs:
+// Next returns and Close returns, where they used to wait for the statement to end.
+func TestSubscribeCancelledBehindLongStatement(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, "CREATE TABLE s (x BIGINT)")
+	mustExec(t, db, "CREATE MATERIALIZED VIEW v AS SELECT COUNT(*) AS n FROM s")
+	ctx, cancel := context.WithCancel(context.Background())
+	rows, err := db.Subscribe(ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatalf("no snapshot row: %v", rows.Err())
+	}
+	longCtx, stopLong := context.WithCancel(context.Background())
+	defer stopLong()
+	long := startLongQuery(t, longCtx, db)
+	cancel()
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{{"Next", func() { rows.Next() }}, {"Close", func() { rows.Close() }}} {
+		t0 := time.Now()
+		ended := make(chan struct{})
+		go func() { c.f(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s of a cancelled subscription still waiting after %v, behind a long query", c.name, time.Since(t0))
+		}
+	}
+	if err := rows.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("rows.Err() = %v, want the cancellation", err)
+	}
+	stopLong()
+	<-long
+}

@@ -281,7 +281,9 @@ func (e *Engine) Close() error {
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
 	for _, v := range e.views {
+		e.flow.Lock()
 		v.closeSubscribers(errClosed)
+		e.flow.Unlock()
 		for len(v.sinks) > 0 {
 			v.sinks[0].detach()
 		}

@@ -29,7 +29,9 @@ import (
 // so writes (which hold mu, through their commit's syncs) run while views consume earlier
 // changes. Everything else that touches a view holds mu and drains first (deliverQueued
 // takes flow, so it waits for the worker's delivery in flight); while it keeps mu nothing
-// can be queued, so the worker finds nothing more to deliver.
+// can be queued, so the worker finds nothing more to deliver. The one exception is
+// Subscription.Close, which takes flow alone (a cancelled SUBSCRIBE does not wait for the
+// statement running then): whatever adds or removes a view's subscribers holds flow.
 
 // maxQueuedRows bounds the rows waiting for the views: a million, or fewer under a small
 // memory limit (a queued row costs some tens of bytes).

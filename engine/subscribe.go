@@ -69,11 +69,11 @@ func (s *Subscription) send(batch []Change) bool {
 }
 
 // Close detaches the subscription and drops the changes still queued, so that a closed
-// subscription the caller keeps holds no memory.
+// subscription the caller keeps holds no memory. It takes the flow lock, which guards the
+// subscribers (see ingest.go), and not the engine's: a subscription whose context is
+// cancelled ends at once, not when the statement running then ends.
 func (s *Subscription) Close() {
-	s.eng.mu.Lock()
-	defer s.eng.mu.Unlock()
-	s.eng.flow.Lock() // publish may be sending to it (see ingest.go)
+	s.eng.flow.Lock() // publish may be sending to it
 	defer s.eng.flow.Unlock()
 	s.view.removeSub(s, nil)
 	for b := range s.c { // closed by removeSub, now or when the subscriber was dropped
@@ -123,7 +123,9 @@ func (e *Engine) subscribe(st *sql.Stmt) (*Result, error) {
 			sub.send(rows)
 		}
 	}
+	e.flow.Lock() // Subscription.Close holds flow alone
 	v.subs = append(v.subs, sub)
+	e.flow.Unlock()
 	return &Result{Cols: sub.Cols, Sub: sub}, nil
 }
 
@@ -203,6 +205,7 @@ func (v *viewObj) removeSub(s *Subscription, err error) {
 	}
 }
 
+// closeSubscribers ends every subscription to v with err; the flow lock is held.
 func (v *viewObj) closeSubscribers(err error) {
 	for len(v.subs) > 0 {
 		v.removeSub(v.subs[0], err)

@@ -623,7 +623,9 @@ func (e *Engine) dropView(name string, ifExists, materialized bool, s *sql.Stmt)
 		return nil, err
 	}
 	e.unwire(v)
+	e.flow.Lock()
 	v.closeSubscribers(fmt.Errorf("materialized view %s was dropped", v.name))
+	e.flow.Unlock()
 	delete(e.views, strings.ToLower(name))
 	return &Result{}, nil
 }
