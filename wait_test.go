@@ -267,3 +267,24 @@ func TestSubscribeCancelledBehindLongStatement(t *testing.T) {
 	stopLong()
 	<-long
 }
+
+// Close is idempotent even when called from several goroutines at once: they used to race
+// to close the checkpoint loop's stop channel, and the process died with 'close of closed
+// channel' (within a few hundred tries, at once under -race).
+func TestConcurrentCloses(t *testing.T) {
+	for range 500 {
+		db, err := streamsql.Open("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() { errs <- db.Close() }()
+		}
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		}
+	}
+}

@@ -248,16 +248,19 @@ func (e *Engine) Close() error {
 			feeders = append(feeders, t.feeder)
 		}
 	}
-	e.mu.Unlock()
-	for _, f := range feeders {
-		f.stop()
-	}
 	if e.ckptStop != nil {
+		// Under mu: two Closes at once must not both close it.
 		select {
 		case <-e.ckptStop:
 		default:
 			close(e.ckptStop)
 		}
+	}
+	e.mu.Unlock()
+	for _, f := range feeders {
+		f.stop()
+	}
+	if e.ckptStop != nil {
 		<-e.ckptDone
 	}
 	e.mu.Lock()
