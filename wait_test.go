@@ -288,3 +288,37 @@ func TestConcurrentCloses(t *testing.T) {
 		}
 	}
 }
+
+// A Close called while another is under way returns only once the database is closed, so
+// the path can be opened again at once (it returned nil at once, the store still open).
+func TestCloseDuringCloseWaitsForIt(t *testing.T) {
+	path := t.TempDir() + "/db"
+	for range 30 {
+		db, err := streamsql.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("CREATE TABLE IF NOT EXISTS c (x BIGINT); INSERT INTO c VALUES (1)"); err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan error, 3)
+		for range 3 {
+			go func() { first <- db.Close() }()
+		}
+		if err := <-first; err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		again, err := streamsql.Open(path)
+		if err != nil {
+			t.Fatalf("Open right after a Close returned: %v", err)
+		}
+		for range 2 {
+			if err := <-first; err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		}
+		if err := again.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

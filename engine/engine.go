@@ -89,8 +89,12 @@ type Engine struct {
 	logical map[string]*logicalView
 	bad     []badRecord
 	closed  bool // set under mu and qmu: either lock reads it
-	clock   connector.Clock
-	split   *rand.Rand
+	// closeOnce runs Close's work once; a Close called meanwhile waits for it, and every
+	// Close returns its closeErr.
+	closeOnce sync.Once
+	closeErr  error
+	clock     connector.Clock
+	split     *rand.Rand
 
 	// Checkpoints: the one in force (nil: none, or dropped by a write), the last id, recent
 	// ones for system.checkpoints, whether anything changed since, and the loop's channels.
@@ -240,6 +244,12 @@ func physicalMemory() int64 {
 // Close closes the database. It is idempotent. A statement running or waiting to run ends
 // with errClosed, having applied nothing (a statement is atomic).
 func (e *Engine) Close() error {
+	e.closeOnce.Do(func() { e.closeErr = e.close() })
+	return e.closeErr
+}
+
+// close is Close's work, done once.
+func (e *Engine) close() error {
 	e.closeAll()
 	e.mu.Lock()
 	var feeders []*feeder
@@ -249,12 +259,7 @@ func (e *Engine) Close() error {
 		}
 	}
 	if e.ckptStop != nil {
-		// Under mu: two Closes at once must not both close it.
-		select {
-		case <-e.ckptStop:
-		default:
-			close(e.ckptStop)
-		}
+		close(e.ckptStop)
 	}
 	e.mu.Unlock()
 	for _, f := range feeders {
