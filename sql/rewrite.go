@@ -1032,6 +1032,10 @@ var windowArgNames = [...][]string{
 // timestamp of the supported range (±200 million years).
 const maxWindowInterval = 999999 * 86_400_000
 
+// MaxWindowsPerRow bounds HOP's size / slide and CUMULATE's size / step: the windows each
+// row is in.
+const MaxWindowsPerRow = 10_000
+
 // rewriteTVF emits TABLE(<window fn>(...)) at i as the table name __sx_tvf_<n>
 // and records the window in r.windows.
 func (r *rewriter) rewriteTVF(i int) (int, *Error) {
@@ -1175,6 +1179,13 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 				what = "step"
 			}
 			return 0, r.errAt(k, "%s size must be a multiple of the %s", strings.ToUpper(fn.raw), what)
+		}
+		if len(w.Args) == 1 && ms/w.Args[0] > MaxWindowsPerRow {
+			what := "slide"
+			if kind == Cumulate {
+				what = "step"
+			}
+			return 0, r.errAt(k, "%s size must be at most %d times the %s: each row is in size / %s windows", strings.ToUpper(fn.raw), MaxWindowsPerRow, what, what)
 		}
 		w.Args = append(w.Args, ms)
 		k = nk

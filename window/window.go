@@ -131,6 +131,17 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 		return a.Out.Emit(m)
 	}
 	b := m.Batch
+	if per := a.windowsPerRow(); b.N > 1 && b.N*per > maxAssigned {
+		// A batch takes at most maxAssigned window rows: memory stays bounded however many
+		// windows a row is in (rows carry their watermarks, so cutting changes no result).
+		step := max(1, maxAssigned/per)
+		for lo := 0; lo < b.N; lo += step {
+			if err := a.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b.Slice(lo, min(lo+step, b.N))}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	tcol := b.Cols[a.TimeCol]
 	ts := exec.Int64s(tcol)
 	if a.Spec.Kind == sql.Tumble && tcol.NullN() == 0 {
@@ -149,10 +160,7 @@ func (a *Assign) Push(_ int, m exec.Msg) error {
 			return a.Out.EmitBatch(out)
 		}
 	}
-	perRow := 1 // windows per row, at most
-	if a.Spec.Kind != sql.Tumble {
-		perRow = int(a.Spec.Args[1] / a.Spec.Args[0])
-	}
+	perRow := a.windowsPerRow()
 	idx := make([]int32, 0, b.N*perRow)
 	starts, ends := make([]int64, 0, b.N*perRow), make([]int64, 0, b.N*perRow)
 	var lanes []int32 // when laned: each output row's place among its row's windows
@@ -266,6 +274,17 @@ func (a *Assign) hop(b *exec.Batch, ts []int64) (*exec.Batch, bool) {
 	out.Cols = append(out.Cols, exec.NewInt64(starts, nil), exec.NewInt64(ends, nil), exec.NewInt64(wt, nil))
 	out.W, out.WM = takeInt64s(b.W, idx), takeInt64s(b.WM, idx)
 	return out, true
+}
+
+// maxAssigned bounds the window rows (a row per row and window) of one batch.
+const maxAssigned = 1 << 20
+
+// windowsPerRow is the most windows a row is in.
+func (a *Assign) windowsPerRow() int {
+	if a.Spec.Kind == sql.Tumble {
+		return 1
+	}
+	return int(a.Spec.Args[1] / a.Spec.Args[0])
 }
 
 // hopRuns is hop for RunsOnly when every row is in all its windows (none complete before
