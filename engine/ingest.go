@@ -238,7 +238,7 @@ func (e *Engine) ingestLoop() {
 		}
 		e.flow.Lock()
 		if q := e.takeQueue(); len(q) > 0 {
-			e.keepError(e.deliver(q))
+			e.keepError(e.deliverSafely(q))
 		}
 		e.flow.Unlock()
 		// The checkpoint spilled state asked for, unless a write holds the engine's lock
@@ -257,9 +257,20 @@ func (e *Engine) deliverQueued() {
 	e.flow.Lock()
 	defer e.flow.Unlock()
 	for q := e.takeQueue(); len(q) > 0; q = e.takeQueue() {
-		e.keepError(e.deliver(q))
+		e.keepError(e.deliverSafely(q))
 		e.checkpointIfWanted()
 	}
+}
+
+// deliverSafely is deliver with a bug's panic turned into the error it returns: the rows
+// are committed, and a panic must neither take the process down nor stop the worker.
+func (e *Engine) deliverSafely(q []queued) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error (please report it) while keeping the views current: %v", r)
+		}
+	}()
+	return e.deliver(q)
 }
 
 // keepError keeps the first error a view raised for the next FLUSH: the rows that caused it

@@ -571,3 +571,16 @@ func TestScalarStringForms(t *testing.T) {
 		t.Error("simple CASE text")
 	}
 }
+
+// A string function's results for one batch are refused once they would pass what an Arrow
+// text column holds (its offsets are int32), rather than the column panicking when read.
+func TestRowKernelRefusesOverlongColumn(t *testing.T) {
+	defer func(m int) { maxColumnBytes = m }(maxColumnBytes)
+	maxColumnBytes = 1000
+	half := strings.Repeat("x", 250)
+	k := rowKernel(types.TVarchar, true, func([]any) (any, error) { return half, nil })
+	_, err := k([]arrow.Array{NewInt64(make([]int64, 5), nil)}, 5)
+	if err == nil || !strings.Contains(err.Error(), "the results of 5 rows would be longer than 1000 bytes") {
+		t.Fatalf("err = %v, want the results of 5 rows refused", err)
+	}
+}

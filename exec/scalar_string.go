@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -52,6 +53,7 @@ func rowKernel(t types.T, strict bool, f func(vals []any) (any, error)) func(as 
 	return func(as []arrow.Array, n int) (arrow.Array, error) {
 		bl := NewBuilder(t, n)
 		vals := make([]any, len(as))
+		size := 0 // of the strings built
 		for i := 0; i < n; i++ {
 			null := false
 			for j, a := range as {
@@ -65,6 +67,11 @@ func rowKernel(t types.T, strict bool, f func(vals []any) (any, error)) func(as 
 			v, err := f(vals)
 			if err != nil {
 				return nil, err
+			}
+			if s, ok := v.(string); ok {
+				if size += len(s); size > maxColumnBytes {
+					return nil, fmt.Errorf("the results of %d rows would be longer than %d bytes, the most a text column holds", i+1, maxColumnBytes)
+				}
 			}
 			bl.Append(v)
 		}
@@ -637,6 +644,10 @@ func byteLength(unit int64) func(as []arrow.Array, n int) (arrow.Array, error) {
 // maxTextBytes bounds the strings REPEAT and LPAD/RPAD build, well inside the 2 GiB an
 // Arrow string column holds.
 const maxTextBytes = 1 << 30
+
+// maxColumnBytes bounds the strings of a column a string function builds: an Arrow text
+// column's offsets are int32. (A variable only so that a test need not build 2 GiB.)
+var maxColumnBytes = math.MaxInt32
 
 // errTextTooLong is the error of a function whose result would pass maxTextBytes.
 func errTextTooLong(fn string) error {
