@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -405,9 +406,21 @@ func (j *HashJoin) expiryOf(side int, b *Batch, i int) int64 {
 		return 1<<63 - 1
 	}
 	if side == 0 {
-		return Int64s(b.Cols[j.Interval.LeftTime])[i] + j.Interval.Hi
+		return addClamped(Int64s(b.Cols[j.Interval.LeftTime])[i], j.Interval.Hi)
 	}
-	return Int64s(b.Cols[j.Interval.RightTime])[i] - j.Interval.Lo
+	return addClamped(Int64s(b.Cols[j.Interval.RightTime])[i], -j.Interval.Lo)
+}
+
+// addClamped is a + b, clamped to the int64 range: a time plus a bound or a TTL near the
+// range's edge is "never", not a time that wrapped around into the past.
+func addClamped(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
 }
 
 // pairChunk bounds the candidate pairs matched at once.

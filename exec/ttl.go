@@ -40,7 +40,9 @@ func (q *ttlQueue) Pop() any {
 }
 
 // due reports whether a queued key may have expired at watermark w.
-func (q ttlQueue) due(w, ttl int64) bool { return len(q) > 0 && w != NoWatermark && q[0].seen+ttl < w }
+func (q ttlQueue) due(w, ttl int64) bool {
+	return len(q) > 0 && w != NoWatermark && addClamped(q[0].seen, ttl) < w
+}
 
 func (q *ttlQueue) add(it ttlItem) { heap.Push(q, it) }
 func (q *ttlQueue) next() ttlItem  { return heap.Pop(q).(ttlItem) }
@@ -83,7 +85,7 @@ func (q *ttlQueue) expire(w, ttl int64, clocksOf func(side int8) *clocks, live f
 		switch seen := c.seen[it.id]; {
 		case !live(it.side, it.id) || seen == NoWatermark:
 			c.queued[it.id] = false
-		case seen+ttl < w:
+		case addClamped(seen, ttl) < w:
 			c.queued[it.id] = false
 			drop(it.side, it.id)
 		default:
@@ -122,7 +124,7 @@ func cutAtExpiry(b *Batch, q *ttlQueue, ttl int64, stamp func(w int64), expire f
 		// The first known watermark sets the clocks waiting for one, as a Watermark message
 		// between the rows would.
 		known := i > 0 && b.WM[i-1] == NoWatermark && b.WM[i] != NoWatermark
-		soon := pending != math.MaxInt64 && b.WM[i] != NoWatermark && pending+ttl < b.WM[i]
+		soon := pending != math.MaxInt64 && b.WM[i] != NoWatermark && addClamped(pending, ttl) < b.WM[i]
 		if !known && !soon && !q.due(b.WM[i], ttl) {
 			continue
 		}
