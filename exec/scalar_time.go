@@ -470,12 +470,20 @@ func newTimestampDiff(unit string, args []Expr) (Expr, error) {
 	return &kernelExpr{t: types.TBigInt, args: xs, text: text, k: func(as []arrow.Array, n int) (arrow.Array, error) {
 		a, b := Int64s(as[0]), Int64s(as[1])
 		dst := make([]int64, n)
+		valid, nulls := andValidity(n, as[0], as[1])
 		for i := range dst {
+			d := b[i] - a[i]
+			if (b[i] >= a[i]) != (d >= 0) || step < 0 && (d > math.MaxInt64/-step || d < math.MinInt64/-step) {
+				if valid == nil || bitutil.BitIsSet(valid, i) {
+					return nil, errIntOverflow
+				}
+				continue
+			}
 			switch {
 			case step > 0:
-				dst[i] = (b[i] - a[i]) / step
+				dst[i] = d / step
 			case step < 0:
-				dst[i] = (b[i] - a[i]) * -step
+				dst[i] = d * -step
 			default:
 				dst[i] = monthsBetween(a[i], b[i])
 				switch unit {
@@ -486,7 +494,6 @@ func newTimestampDiff(unit string, args []Expr) (Expr, error) {
 				}
 			}
 		}
-		valid, nulls := andValidity(n, as[0], as[1])
 		return makeInt64(dst, valid, nulls), nil
 	}}, nil
 }

@@ -752,8 +752,7 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := exec.NewFunc(name+"_"+strings.ToLower(unit.Unit.String()), args)
-		return r, b.wrap(n, err)
+		return b.builtAt(n).expr(exec.NewFunc(name+"_"+strings.ToLower(unit.Unit.String()), args))
 	case "extract":
 		unit, ok := n.Args[0].(*ast.TimeUnitExpr)
 		if !ok || len(n.Args) != 2 {
@@ -789,8 +788,7 @@ func (b *Binder) bindFunc(n *ast.FuncCallExpr, s *scope) (exec.Expr, error) {
 		if name == "date_sub" || name == "subdate" {
 			op = "-"
 		}
-		r, err := exec.NewBinary(op, args[0], args[1])
-		return r, b.wrap(n, err)
+		return b.builtAt(n).expr(exec.NewBinary(op, args[0], args[1]))
 	case "concat":
 		// `a || b` arrives as concat(a, b) spelled in lower case: NULL in, NULL out, as SQL's
 		// || demands (CONCAT() itself skips NULLs).
