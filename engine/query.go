@@ -218,6 +218,14 @@ func explainResult(node plan.Node) *Result {
 }
 
 func (e *Engine) show(s *sql.Stmt, n *ast.ShowStmt) (*Result, error) {
+	switch {
+	case n.Pattern != nil || n.Where != nil:
+		return nil, s.ErrorAtPos(s.KeywordPos("LIKE", "ILIKE", "WHERE"), "SHOW ... LIKE and SHOW ... WHERE are not supported; SHOW lists everything")
+	case n.Full:
+		return nil, s.ErrorAtPos(s.KeywordPos("FULL"), "SHOW FULL is not supported")
+	case n.DBName != "":
+		return nil, s.ErrorAtPos(s.KeywordPos("FROM", "IN"), "SHOW ... FROM %s is not supported: there is one schema of tables (system's are read with SELECT ... FROM system.name)", n.DBName)
+	}
 	switch n.Tp {
 	case ast.ShowTables:
 		var names []string

@@ -96,6 +96,14 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	if n.Select != nil || n.ReferTable != nil {
 		return nil, s.ErrorAt(name, "CREATE TABLE ... AS / LIKE is not supported")
 	}
+	switch {
+	case n.TemporaryKeyword != ast.TemporaryNone:
+		return nil, s.ErrorAtPos(s.KeywordPos("TEMPORARY"), "CREATE TEMPORARY TABLE is not supported: tables are stored")
+	case n.Partition != nil:
+		return nil, s.ErrorAtPos(s.KeywordPos("PARTITION"), "PARTITION BY is not supported: a table is partitioned by its connector (Kafka's partitions)")
+	case len(n.Options) > 0:
+		return nil, s.ErrorAtPos(s.KeywordPos("ENGINE", "DEFAULT", "CHARSET", "CHARACTER", "COLLATE", "AUTO_INCREMENT", "COMMENT"), "table options (ENGINE, COMMENT, ...) are not supported; a connector's options go in WITH (...)")
+	}
 	wb := e.store.NewBatch()
 	ent := e.cat.Add(wb, catalog.KindTable, name, s.Text)
 	var src tableSource
@@ -151,12 +159,7 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		}
 		l := c.Name.Name.L
 		if seen[l] {
-			// The name's occurrence after the table's name, if the same, and the first column's.
-			nth := 1
-			if strings.EqualFold(n.Table.Name.O, c.Name.Name.O) {
-				nth++
-			}
-			return nil, s.ErrorAtPos(s.PosOfNthName(c.Name.Name.O, nth), "duplicate column %s", c.Name.Name.O)
+			return nil, s.ErrorAtPos(s.PosOfNthName(c.Name.Name.O, nthColumn(n, i)), "duplicate column %s", c.Name.Name.O)
 		}
 		seen[l] = true
 		col := catalog.Column{Name: c.Name.Name.O, Type: ty}
@@ -165,6 +168,9 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 			case ast.ColumnOptionNotNull:
 				col.NotNull = true
 			case ast.ColumnOptionPrimaryKey:
+				if len(pk) > 0 {
+					return nil, s.ErrorAtPos(s.PosOfNthName(c.Name.Name.O, nthColumn(n, i)), "table %s has more than one PRIMARY KEY: name the key's columns in one PRIMARY KEY (a, b)", t.name)
+				}
 				col.NotNull = true
 				pk = append(pk, i)
 			case ast.ColumnOptionNull, ast.ColumnOptionComment:
@@ -188,6 +194,9 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 			idx := t.colIndex(k.Column.Name.O)
 			if idx < 0 {
 				return nil, s.ErrorAt(k.Column.Name.O, "PRIMARY KEY column %s does not exist", k.Column.Name.O)
+			}
+			if slices.Contains(pk, idx) {
+				return nil, s.ErrorAtPos(s.KeywordPos("PRIMARY"), "PRIMARY KEY names column %s twice", k.Column.Name.O)
 			}
 			t.cols[idx].NotNull = true
 			pk = append(pk, idx)
@@ -279,6 +288,21 @@ func (t *tableObj) schema() []plan.Col {
 		out[i] = plan.Col{Name: c.Name, Table: strings.ToLower(t.name), T: c.Type}
 	}
 	return out
+}
+
+// nthColumn is how many times column i's name occurs before its definition in the text of
+// CREATE TABLE n: as the table's name, and as earlier columns' (for Stmt.PosOfNthName).
+func nthColumn(n *ast.CreateTableStmt, i int) int {
+	name, k := n.Cols[i].Name.Name.L, 0
+	if n.Table.Name.L == name {
+		k++
+	}
+	for _, c := range n.Cols[:i] {
+		if c.Name.Name.L == name {
+			k++
+		}
+	}
+	return k
 }
 
 // firstSubquery returns the first subquery of e (nil: none).
