@@ -337,6 +337,9 @@ func (e *Engine) exec(ctx context.Context, text string, args []any, rows bool) (
 		if n > 0 && s.Kind == sql.KindCreateView {
 			return nil, s.ErrorAtPos(s.Pos, "placeholders (?) are not allowed in %s: its query is kept as text; write the values in", createViewWords(s))
 		}
+		if w := s.Watermark; w != nil && numberParams(w.Stmt) > 0 {
+			return nil, w.Stmt.ErrorAtPos(w.Stmt.Pos, "placeholders (?) are not allowed in a WATERMARK expression: the table's definition is kept as text; write the values in")
+		}
 		nparams += n
 	}
 	if nparams != len(args) {
