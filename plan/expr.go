@@ -108,6 +108,15 @@ func (b *Binder) errName(name string, format string, args ...any) error {
 	return b.Stmt.ErrorAt(name, format, args...)
 }
 
+// errRef is an error at column reference n: where it stands when the parser recorded it
+// (expressions' offsets), else at the first use of its name.
+func (b *Binder) errRef(n *ast.ColumnNameExpr, format string, args ...any) error {
+	if n.OriginTextPosition() > 0 {
+		return b.errAt(n, format, args...)
+	}
+	return b.errName(n.Name.Name.O, format, args...)
+}
+
 // wrap gives an error from an exec constructor the position of node n.
 // builtAt is an expression being built for AST node n.
 type builtAt struct {
@@ -421,15 +430,15 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 		return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, nil
 	}
 	if err != errNotFound {
-		return nil, b.errName(name, "%s", err)
+		return nil, b.errRef(n, "%s", err)
 	}
 	for p := s.parent; p != nil; p = p.parent {
 		if j, err := p.resolve(table, name); err == nil {
-			return b.outerRef(p, j, name)
+			return b.outerRef(p, j, n)
 		}
 		if p.agg != nil {
 			if _, err := p.agg.input.resolve(table, name); err == nil {
-				return nil, b.errName(name, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
+				return nil, b.errRef(n, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
 			}
 		}
 	}
@@ -437,7 +446,7 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 	if table != "" {
 		full = table + "." + name
 		if !s.hasTable(table) {
-			return nil, b.errName(table, "unknown table %s in column reference %s", table, full)
+			return nil, b.errRef(n, "unknown table %s in column reference %s", table, full)
 		}
 	}
 	msg := fmt.Sprintf("unknown column %s", full)
@@ -447,10 +456,7 @@ func (b *Binder) bindColumn(n *ast.ColumnNameExpr, s *scope) (exec.Expr, error) 
 	if sim := catalog.Similar(name, s.names()); sim != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", sim)
 	}
-	if n.OriginTextPosition() > 0 { // the reference itself, not the name's first use
-		return nil, b.errAt(n, "%s", msg)
-	}
-	return nil, b.errName(name, "%s", msg)
+	return nil, b.errRef(n, "%s", msg)
 }
 
 func (s *scope) hasTable(t string) bool {

@@ -1015,7 +1015,7 @@ func (b *Binder) bindAggRef(e ast.ExprNode, s *scope) (exec.Expr, bool, error) {
 				return &exec.ColRef{Idx: i, T: s.cols[i].T, Name: s.cols[i].Name}, true, nil
 			}
 		}
-		return nil, true, b.errName(n.Name.Name.O, "column %s must appear in the GROUP BY clause or be used in an aggregate function", n.Name.Name.O)
+		return nil, true, b.errRef(n, "column %s must appear in the GROUP BY clause or be used in an aggregate function", n.Name.Name.O)
 	}
 	return nil, false, nil
 }

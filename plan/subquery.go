@@ -39,12 +39,13 @@ func (o *outerRef) Eval(b *exec.Batch) (arrow.Array, error) {
 func (o *outerRef) String() string { return "outer." + o.name }
 
 // outerRef binds a column found in an enclosing scope p at index j.
-func (b *Binder) outerRef(p *scope, j int, name string) (exec.Expr, error) {
+func (b *Binder) outerRef(p *scope, j int, n *ast.ColumnNameExpr) (exec.Expr, error) {
+	name := n.Name.Name.O
 	if len(b.corr) == 0 || b.corr[len(b.corr)-1].outer != p {
-		return nil, b.errName(name, "column %s refers to a query more than one level out; only the immediately enclosing query can be referenced", name)
+		return nil, b.errRef(n, "column %s refers to a query more than one level out; only the immediately enclosing query can be referenced", name)
 	}
 	if p.agg != nil && j >= p.agg.nkeys {
-		return nil, b.errName(name, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
+		return nil, b.errRef(n, "a subquery after GROUP BY can only refer to the outer query's grouping columns, and %s is not one", name)
 	}
 	c := b.corr[len(b.corr)-1]
 	for i, col := range c.cols {
