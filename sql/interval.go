@@ -85,8 +85,11 @@ func (r *rewriter) parseInterval(i int) (int64, int, *Error) {
 		return 0, 0, r.errAt(i, "invalid interval value %s", v.raw)
 	}
 	q.Mul(q, new(big.Rat).SetInt64(ums))
-	if !q.IsInt() || !q.Num().IsInt64() {
+	if !q.IsInt() {
 		return 0, 0, r.errAt(i, "interval %s %s is not a whole number of milliseconds", v.raw, u.raw)
+	}
+	if !q.Num().IsInt64() {
+		return 0, 0, r.errAt(i, "interval %s %s is out of range: an interval is at most 9223372036854775807 milliseconds", v.raw, u.raw)
 	}
 	ms := q.Num().Int64()
 	if neg {
