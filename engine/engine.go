@@ -543,8 +543,6 @@ func (e *Engine) writes(s *sql.Stmt) bool {
 	return s.Kind == sql.KindInsertValues
 }
 
-// relationVisitor finds whether a statement names a view or a system table, directly or as
-// a window TVF's input (windows: the statement's TVF carriers).
 // checkSchemas refuses a name qualified by a schema other than system, the only one there
 // is, so that a mistyped qualifier never lets a statement act on the table of that name.
 func checkSchemas(s *sql.Stmt) error {
@@ -571,6 +569,8 @@ func (v *schemaVisitor) Enter(n ast.Node) (ast.Node, bool) {
 
 func (v *schemaVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// relationVisitor finds whether a statement names a view or a system table, directly or as
+// a window TVF's input (windows: the statement's TVF carriers).
 type relationVisitor struct {
 	e         *Engine
 	windows   map[string]*sql.WindowTVF
