@@ -330,7 +330,7 @@ func (v *subqueryVisitor) Enter(n ast.Node) (ast.Node, bool) {
 
 func (v *subqueryVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
-// wmError is a failure of table's WATERMARK expression on some row. A data error's place is
+// wmError is a failure of a table's WATERMARK expression on some row. A data error's place is
 // in the table's definition, not in the statement that wrote the row.
 type wmError struct {
 	table string
