@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -725,7 +726,7 @@ func (b *Binder) bindTemporalJoin(j *ast.Join, outer *scope) (Node, []Col, error
 		}
 		node.LeftTime = r.Idx
 		if b.Streaming && !hasEventTime(left, r.Idx) {
-			return nil, nil, b.errAt(tn.AsOf.TsExpr, "FOR SYSTEM_TIME AS OF %s needs an event-time column: the left side's table must declare WATERMARK FOR it", lcols[r.Idx].Name)
+			return nil, nil, b.errAt(tn.AsOf.TsExpr, "FOR SYSTEM_TIME AS OF %s needs the left side's event time: %s", lcols[r.Idx].Name, noEventTime(left, r.Idx))
 		}
 	}
 	both := append(append([]Col{}, lcols...), rcols...)
@@ -970,6 +971,19 @@ func UniqueKey(n Node) (key []int, ok bool) {
 
 // hasEventTime reports whether column col of n is the WATERMARK column of the table n
 // reads (through filters and column-preserving projections).
+// noEventTime says why column col of n is not an event-time column (hasEventTime false).
+func noEventTime(n Node, col int) string {
+	o, c := origin(n, col)
+	scan, ok := o.(*Scan)
+	switch {
+	case !ok || c < 0:
+		return "a column of a table or view with a WATERMARK, read through filters and projections (a window TVF's, a join's or an aggregate's output has none)"
+	case scan.Rel.TimeCol < 0:
+		return fmt.Sprintf("%s declares no WATERMARK", scan.Rel.Name)
+	}
+	return fmt.Sprintf("the WATERMARK of %s is on %s", scan.Rel.Name, scan.Schema()[scan.Rel.TimeCol].Name)
+}
+
 func hasEventTime(n Node, col int) bool {
 	n, col = origin(n, col)
 	scan, ok := n.(*Scan)
