@@ -1,10 +1,12 @@
 package streamsql_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,4 +265,74 @@ func TestFileSourceMissingOnReopen(t *testing.T) {
 	}
 	mustExec(t, db, "DROP TABLE r")
 	mustExec(t, db, "FLUSH")
+}
+
+// TestFileSourceLongLineAcrossRestart: a restart while the rest of a line too long to read is
+// being skipped goes on skipping it (the committed position says so), rather than taking the
+// line's tail as a row; a line of exactly 4 MiB is not too long.
+func TestFileSourceLongLineAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "t.csv")
+	exact := strings.Repeat("y", 4<<20-2) + ",1\n" // 4 MiB before its newline
+	// Then a CSV line of 5 MiB still being written (no newline yet).
+	if err := os.WriteFile(in, []byte(exact+strings.Repeat("x", 5<<20)+",7"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "db")
+	db, err := streamsql.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, fmt.Sprintf("CREATE TABLE t (s VARCHAR, k BIGINT) WITH (connector = 'file', path = '%s', format = 'csv')", in))
+	waitPosition(t, db, "t", int64(len(exact)+4<<20))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(in, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n1,2\n"); err != nil { // the writer ends the line, then one more
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = streamsql.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, "FLUSH")
+	wantRows(t, db, "SELECT LENGTH(s), k FROM t ORDER BY k", fmt.Sprintf("[%d 1] [1 2]", 4<<20-2))
+	wantRows(t, db, "SELECT source_offset, error FROM system.bad_records", fmt.Sprintf("[%d a line longer than %d bytes]", len(exact), 4<<20))
+}
+
+// TestFileSourceNotRegular: a path that is no regular file (a FIFO, whose open would block
+// the statement and the database with it) is refused at CREATE TABLE with one clear error.
+func TestFileSourceNotRegular(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := streamsql.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(ctx, fmt.Sprintf("CREATE TABLE t (k BIGINT) WITH (connector = 'file', path = '%s')", in))
+	if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Fatalf("err = %v, want the FIFO refused", err)
+	}
+	mustExec(t, db, "CREATE TABLE t (k BIGINT)") // the name is free
+}
+
+// TestFileSourceBlankLines: an empty line is no record; a line of white space is a CSV
+// record (one field of it) but, JSON ignoring white space, no JSON record.
+func TestFileSourceBlankLines(t *testing.T) {
+	db, _ := qaFileTable(t, "s VARCHAR", "csv", "a\n\n   \n\t\nb\n")
+	wantRows(t, db, "SELECT '[' || s || ']' FROM t", "[[a]] [[   ]] [[\t]] [[b]]")
+	db, _ = qaFileTable(t, "s VARCHAR", "json", "{\"s\": \"a\"}\n\n   \n\t\n{\"s\": \"b\"}\n")
+	wantRows(t, db, "SELECT s FROM t", "[a] [b]")
+	wantRows(t, db, "SELECT COUNT(*) FROM system.bad_records", "[0]")
 }

@@ -107,7 +107,7 @@ func (e *Engine) failedFeeder(t *tableObj, err error) *feeder {
 	f := &feeder{cancel: func() {}, done: make(chan struct{}), err: err, lag: -1}
 	close(f.done)
 	conn := strings.ToLower(strings.TrimSpace(t.options["connector"]))
-	if pos, _, _ := e.store.Meta(offsetKey(t)); len(pos) == 8 && conn != "kafka" { // Kafka's is per partition
+	if pos, _, _ := e.store.Meta(offsetKey(t)); len(pos) >= 8 && conn != "kafka" { // Kafka's is per partition; a file's may end in a flag
 		f.offset = int64(binary.BigEndian.Uint64(pos))
 	}
 	if conn == "file" {

@@ -64,20 +64,25 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if err := o.RejectUnused(Options); err != nil {
 		return nil, err
 	}
+	// A FIFO or a device would block the open, or the reads, of a statement: only a regular
+	// file is read.
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("file: %w", err)
+	case st.IsDir():
+		return nil, fmt.Errorf("file: %s is a directory", path)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("file: %s is not a regular file (a pipe, socket or device cannot be followed)", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
-	if st, err := f.Stat(); err != nil || st.IsDir() {
-		f.Close()
-		if err == nil {
-			err = fmt.Errorf("%s is a directory", path)
-		}
-		return nil, fmt.Errorf("file: %w", err)
-	}
 	s.f = f
-	if len(pos) == 8 {
+	if len(pos) >= 8 {
 		s.off = int64(binary.BigEndian.Uint64(pos))
+		s.skipping = len(pos) == 9 && pos[8] == 1
 	}
 	return s, nil
 }
@@ -102,7 +107,13 @@ func (s *Source) Offset() int64 { return s.off }
 func (s *Source) Lag() int64 { return max(0, s.size-s.off) }
 
 // Position encodes the offset for the engine to commit.
-func (s *Source) Position() []byte { return binary.BigEndian.AppendUint64(nil, uint64(s.off)) }
+func (s *Source) Position() []byte {
+	pos := binary.BigEndian.AppendUint64(nil, uint64(s.off))
+	if s.skipping { // the offset is inside a line too long, whose rest is skipped
+		pos = append(pos, 1)
+	}
+	return pos
+}
 
 // Restart does nothing: a read that failed is simply tried again.
 func (s *Source) Restart() {}
@@ -155,7 +166,7 @@ func (s *Source) read(max int) (lines [][]byte, offs []int64, bad []connector.Ba
 	if s.size == s.off {
 		return nil, nil, nil, nil
 	}
-	n := min(s.size-s.off, maxLine)
+	n := min(s.size-s.off, maxLine+1) // a line of maxLine bytes, and its newline
 	if int64(cap(s.buf)) < n {
 		s.buf = make([]byte, n)
 	}
@@ -167,7 +178,7 @@ func (s *Source) read(max int) (lines [][]byte, offs []int64, bad []connector.Ba
 		i := bytes.IndexByte(buf, '\n')
 		switch {
 		case i >= 0:
-		case len(buf) == maxLine:
+		case len(buf) == maxLine+1:
 			// No newline in a whole window: the line is too long. Skip it (the rest of it
 			// follows as the next window's start, skipped too until its newline).
 			if !s.skipping {
@@ -186,7 +197,9 @@ func (s *Source) read(max int) (lines [][]byte, offs []int64, bad []connector.Ba
 		line := bytes.TrimSuffix(buf[:i], []byte{'\r'})
 		if s.skipping {
 			s.skipping = false // the end of a line too long
-		} else if len(bytes.TrimSpace(line)) > 0 {
+		} else if len(line) > 0 && (s.csv || len(bytes.TrimSpace(line)) > 0) {
+			// An empty line is no record; nor, in JSON, is one of white space only (in CSV
+			// it is a field of it).
 			lines = append(lines, bytes.Clone(line))
 			offs = append(offs, s.off)
 		}
