@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -342,5 +343,36 @@ func TestScriptInterruptQuery(t *testing.T) {
 				t.Errorf("the script went on after SIGINT:\n%s", out)
 			}
 		})
+	}
+}
+
+// History is loaded again by the next session (Up recalls the last
+// statement), and Ctrl-C at an empty prompt keeps the shell.
+func TestInteractiveHistoryRecall(t *testing.T) {
+	home := t.TempDir()
+	tm := startShell(t, home)
+	tm.expect(prompt, waitLong)
+	tm.line("SELECT 41 AS recalled;", prompt)
+	tm.send("\x03") // at an empty prompt: the shell goes on
+	tm.expect(prompt, waitLong)
+	out := tm.line("SELECT 6 AS six;", prompt)
+	matchLine(t, out, `^│ +6 │$`)
+	tm.send("\x04")
+	if code := tm.wait(waitLong); code != 0 {
+		t.Fatalf("exit status after Ctrl-D = %d, want 0", code)
+	}
+
+	tm = startShell(t, home)
+	tm.expect(prompt, waitLong)
+	tm.send("\x1b[A\x1b[A") // Up twice: the statement before the last
+	tm.expect("SELECT 41 AS recalled;", waitLong)
+	tm.send("\r")
+	row := regexp.MustCompile(`(?m)^│ +41 │$`)
+	tm.waitFor("the recalled statement's result", waitLong, row.MatchString)
+	tm.expect("1 row", waitLong)
+	tm.expect(prompt, waitLong)
+	tm.send(".quit\r")
+	if code := tm.wait(waitLong); code != 0 {
+		t.Errorf("exit status after .quit = %d, want 0", code)
 	}
 }
