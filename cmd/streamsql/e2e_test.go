@@ -438,6 +438,35 @@ func TestInteractiveCancelQuery(t *testing.T) {
 	tm.expect(prompt, waitLong)
 	out = tm.line("SELECT 1 AS one;", prompt)
 	matchLine(t, out, `^│ +1 │$`)
+
+	// In a .read file, Ctrl-C also skips the rest of the file (of the files reading it too),
+	// as it does the rest of a script.
+	dir := t.TempDir()
+	inner, outer := filepath.Join(dir, "inner.sql"), filepath.Join(dir, "outer.sql")
+	if err := os.WriteFile(inner, []byte("SELECT COUNT(*) FROM t a, t b;\nSELECT 'inner-rest' AS r;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(outer, []byte(".read "+inner+"\nSELECT 'outer-rest' AS r;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.send(".read " + outer + "\r")
+	tm.expect("(Ctrl-C cancels)", 5*time.Second)
+	tm.toLineStart()
+	tm.send("\x03")
+	out = tm.waitFor("the .read to be cancelled", 3*time.Second, func(out string) bool {
+		return strings.Contains(out, prompt)
+	})
+	matchLine(t, out, `interrupted$`)
+	if strings.Contains(out, "-rest") {
+		t.Fatalf("the rest of the .read files ran after Ctrl-C:\n%s", out)
+	}
+	out = tm.line("SELECT 2 AS two;", prompt)
+	matchLine(t, out, `^│ +2 │$`)
+	tm.send(".read " + inner + "\r") // the next .read runs whole
+	tm.expect("(Ctrl-C cancels)", 5*time.Second)
+	tm.toLineStart()
+	tm.send("\x03")
+	tm.expect(prompt, waitLong)
 }
 
 // ---------------------------------------------------------------------

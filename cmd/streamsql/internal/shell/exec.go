@@ -46,9 +46,7 @@ func (s *Shell) runQuery(stmt string, args ...any) {
 		err = s.subscribe(ctx, stmt, args)
 		if ctx.Err() != nil {
 			err = nil
-			if !s.interactive {
-				s.stop.Store(true)
-			}
+			s.interrupted()
 		}
 	case returnsRows(stmt):
 		stopSpin := s.spinner(start)
@@ -73,14 +71,22 @@ func (s *Shell) runQuery(stmt string, args ...any) {
 	if err != nil {
 		if ctx.Err() != nil {
 			err = errors.New("interrupted")
-			if !s.interactive {
-				s.stop.Store(true)
-			}
+			s.interrupted()
 		}
 		s.errorf("%s", s.inUserText(err.Error()))
 	}
 	if s.timer {
 		fmt.Fprintf(s.out, "Run Time: %.3fs\n", time.Since(start).Seconds())
+	}
+}
+
+// interrupted ends what runs after a statement Ctrl-C stopped: a script (exit 1), or, at the
+// prompt, the .read file it came from.
+func (s *Shell) interrupted() {
+	if !s.interactive {
+		s.stop.Store(true)
+	} else if s.readDepth > 0 {
+		s.readStopped = true
 	}
 }
 

@@ -54,6 +54,9 @@ type Shell struct {
 	failed      bool        // some statement or command failed
 	readDepth   int         // .read files open
 	stop        atomic.Bool // .quit, or an interrupt in a script
+	// readStopped is an interrupt at the prompt while a .read file runs: the rest of the
+	// file (and of the files reading it) is skipped, and the prompt comes back.
+	readStopped bool
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running statement, nil when idle
@@ -289,7 +292,7 @@ func (s *Shell) feed(f *feeder, line string) string {
 	}
 	from := 0
 	for _, st := range stmts {
-		if s.stop.Load() {
+		if s.stop.Load() || s.readStopped {
 			break
 		}
 		off := from + strings.Index(f.buf[from:], st)
@@ -345,7 +348,7 @@ var posPattern = regexp.MustCompile(`at line (\d+), column (\d+)`)
 
 // finish runs a last statement left without its `;` at the end of input.
 func (s *Shell) finish(f *feeder) {
-	if st := strings.TrimSpace(f.buf); st != "" && !s.stop.Load() {
+	if st := strings.TrimSpace(f.buf); st != "" && !s.stop.Load() && !s.readStopped {
 		s.stmtPos = f.positionOf(strings.Index(f.buf, st))
 		s.runStatement(st)
 		s.stmtPos = position{}
@@ -357,7 +360,7 @@ func (s *Shell) finish(f *feeder) {
 func (s *Shell) runScript(r io.Reader) {
 	br := bufio.NewReader(r)
 	f := &feeder{}
-	for first := true; !s.stop.Load(); first = false {
+	for first := true; !s.stop.Load() && !s.readStopped; first = false {
 		line, err := br.ReadString('\n')
 		if first {
 			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark some editors write
@@ -384,7 +387,11 @@ func (s *Shell) readFile(name string) {
 		return
 	}
 	s.readDepth++
-	defer func() { s.readDepth-- }()
+	defer func() {
+		if s.readDepth--; s.readDepth == 0 {
+			s.readStopped = false
+		}
+	}()
 	fh, err := os.Open(name)
 	if err != nil {
 		s.errorf("%v", err)
