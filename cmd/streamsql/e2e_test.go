@@ -755,6 +755,15 @@ func TestSLT(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "usage") {
 		t.Errorf("no files: want exit 2 and usage, got %v", r)
 	}
+
+	r = run(t, "", "test", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "usage: streamsql test") {
+		t.Errorf("--help: want exit 0 and usage, got %v", r)
+	}
+	r = run(t, "", "test", "-x", pass)
+	if r.code != 2 || !strings.Contains(r.stderr, "no option -x") {
+		t.Errorf("an unknown option: want exit 2 naming it, got %v", r)
+	}
 }
 
 // ---------------------------------------------------------------------
@@ -779,5 +788,14 @@ func TestPersistence(t *testing.T) {
 	r = run(t, "", db, "-csv", "-noheader", "-c", "SELECT COUNT(*) FROM p")
 	if r.code != 0 || r.stdout != "3\n" {
 		t.Errorf("fourth run: want 3 rows, got %v", r)
+	}
+}
+
+// .late with a view that does not exist is an error, not an empty list of late rows.
+func TestLateUnknownView(t *testing.T) {
+	t.Parallel()
+	r := run(t, "", "-c", ".late nosuch")
+	if r.code != 1 || !strings.Contains(r.stderr, "materialized view nosuch does not exist") {
+		t.Errorf(".late nosuch: want exit 1 and the view named, got %v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -50,7 +51,12 @@ func (s *Shell) dot(line string) {
 		s.runStatement("SELECT * FROM system.watermarks")
 	case ".late":
 		if v := arg(0); v != "" {
-			s.runQuery("SELECT * FROM system.late_rows WHERE view_name = ?", v)
+			var n int64
+			if s.conn != nil && s.conn.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM system.views WHERE LOWER(name) = LOWER(?)", v).Scan(&n) == nil && n == 0 {
+				s.errorf("materialized view %s does not exist (late rows are kept per materialized view)", v)
+				return
+			}
+			s.runQuery("SELECT * FROM system.late_rows WHERE LOWER(view_name) = LOWER(?)", v)
 		} else {
 			s.runStatement("SELECT * FROM system.late_rows")
 		}

@@ -12,8 +12,19 @@ import (
 // in-memory database; it prints PASS lines or the failures, then a count of
 // files passed and failed, and returns 1 if any failed.
 func runTests(env Env, files []string) int {
+	const usage = "usage: streamsql test FILE.slt..."
+	for _, f := range files {
+		switch {
+		case f == "-h" || f == "--help" || f == "-help":
+			fmt.Fprintln(env.Stdout, usage)
+			return 0
+		case strings.HasPrefix(f, "-"):
+			fmt.Fprintf(env.Stderr, "Error: streamsql test takes no option %s; %s\n", f, usage)
+			return 2
+		}
+	}
 	if len(files) == 0 {
-		fmt.Fprintln(env.Stderr, "Error: usage: streamsql test FILE.slt...")
+		fmt.Fprintln(env.Stderr, "Error: "+usage)
 		return 2
 	}
 	opt := slt.Options{
