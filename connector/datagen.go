@@ -16,7 +16,7 @@ import (
 
 // datagen generates each column independently, by its kind:
 //
-//	sequence   start, start+1, ... end (the source ends after end); numbers and strings
+//	sequence   start, start+1, ... end, or the type's last value (the source then ends); numbers and strings
 //	random     numbers uniform in [min, max]; strings of 'length' letters; booleans
 //	timestamp  mode 'event': start + row*step.ms, minus a disorder in [0, max.out.of.order.ms];
 //	           mode 'now': the Clock's time when the row is generated (not deterministic)
@@ -46,7 +46,6 @@ type dgCol struct {
 	lo, hi   int64   // sequence start/end (values), random int64 bounds (physical)
 	flo, fhi float64 // random DOUBLE bounds
 	length   int     // random VARCHAR length
-	bounded  bool    // sequence: the source ends after hi
 	now      bool    // timestamp mode 'now'
 	step     int64   // timestamp event mode: start is lo
 	ooo      int64
@@ -88,8 +87,12 @@ func openDatagen(o *Options, cols []catalog.Column) (generator, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if c.kind == dgSequence && c.bounded {
-			if n := c.hi - c.lo + 1; g.rows < 0 || n < g.rows {
+		if c.kind == dgSequence {
+			n := int64(math.MaxInt64) // the values a sequence has, at most (hi - lo + 1 may overflow)
+			if span := uint64(c.hi) - uint64(c.lo); span < math.MaxInt64 {
+				n = int64(span) + 1
+			}
+			if g.rows < 0 || n < g.rows {
 				g.rows = n
 			}
 		}
@@ -205,11 +208,8 @@ func (c *dgCol) sequence(o *Options, col catalog.Column, a attrs) error {
 		if c.hi, err = o.int(key, 0, c.lo, hi, expected+", not below 'start'"); err != nil {
 			return err
 		}
-		c.bounded = true
 		delete(a, "end")
 	}
-	// Without 'end', a sequence ends only where the type does (INT, DECIMAL).
-	c.bounded = c.bounded || c.t.Kind == types.Int || c.t.Kind == types.Decimal
 	return nil
 }
 
@@ -380,7 +380,8 @@ func (g *datagen) fill(from int64, n int, now int64) *exec.Batch {
 				case types.PhysInt64:
 					out.ints = append(out.ints, r.between(c.lo, c.hi))
 				case types.PhysFloat64:
-					out.f64 = append(out.f64, c.flo+r.float()*(c.fhi-c.flo))
+					u := r.float() // weighted, as fhi - flo may overflow
+					out.f64 = append(out.f64, c.flo*(1-u)+c.fhi*u)
 				case types.PhysBool:
 					out.bools = append(out.bools, r.next()&1 == 1)
 				case types.PhysString:
