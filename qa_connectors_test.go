@@ -254,3 +254,29 @@ func TestDatagenSequenceAndRandomEdges(t *testing.T) {
 	wantRows(t, db, "SELECT COUNT(*), COUNT(*) FILTER (WHERE x BETWEEN -1e308 AND 1e308) FROM d", "[50 50]")
 	wantRows(t, db, "SELECT table_name, status FROM system.sources ORDER BY table_name", "[d finished] [g finished] [w finished]")
 }
+
+// TestQAConnectorsTextEdges: a line that is not valid UTF-8, or a JSON string with a lone
+// UTF-16 surrogate, is a bad record rather than stored with U+FFFD in its place; a CSV
+// DOUBLE reads as CAST reads it (Inf, NaN, a plus sign), a JSON one only as a JSON number;
+// a TIMESTAMP that a zone offset moves out of years 0001-9999 is a bad record, and a bad
+// one's error quotes it as written.
+func TestQAConnectorsTextEdges(t *testing.T) {
+	text, offs := qaLines(`{"s": "ok", "d": 1.5}`, "{\"s\": \"bad\xff\xfeutf\"}", `{"s": "\ud800"}`, `{"s": "\ufffd"}`,
+		`{"d": "Inf"}`, `{"ts": "9999-12-31T23:00:00-02:00"}`, `{"ts": "2024-01-01 00:00:00 UTC"}`, `{"ts": "2024-01-01T10:00:00Z"}`)
+	db, _ := qaFileTable(t, "s VARCHAR, d DOUBLE, ts TIMESTAMP(3)", "json", text)
+	qaWant(t, queryStrings(t, db, "SELECT COALESCE(s, '-') || ' ' || COALESCE(CAST(d AS VARCHAR), '-') || ' ' || COALESCE(CAST(ts AS VARCHAR), '-') FROM t"),
+		"ok 1.5 -", "\ufffd - -", "- - 2024-01-01 10:00:00")
+	qaWant(t, queryStrings(t, db, "SELECT CAST(source_offset AS VARCHAR) || ' ' || error FROM system.bad_records ORDER BY source_offset"),
+		fmt.Sprintf("%d not valid UTF-8", offs[1]),
+		fmt.Sprintf("%d field s: a string with an invalid escape (a lone UTF-16 surrogate)", offs[2]),
+		fmt.Sprintf(`%d field d: expected a number for DOUBLE, got "Inf"`, offs[4]),
+		fmt.Sprintf(`%d field ts: TIMESTAMP "9999-12-31T23:00:00-02:00" is outside years 0001-9999 in UTC`, offs[5]),
+		fmt.Sprintf(`%d field ts: invalid TIMESTAMP "2024-01-01 00:00:00 UTC"`, offs[6]))
+
+	text, offs = qaLines("Inf", "-Inf", "NaN", "+5", "1e3", "x", "caf\xe9")
+	db, _ = qaFileTable(t, "d DOUBLE", "csv", text)
+	qaWant(t, queryStrings(t, db, "SELECT CAST(d AS VARCHAR) FROM t"), "+Inf", "-Inf", "NaN", "5", "1000")
+	qaWant(t, queryStrings(t, db, "SELECT CAST(source_offset AS VARCHAR) || ' ' || error FROM system.bad_records ORDER BY source_offset"),
+		fmt.Sprintf("%d column d: expected a number for DOUBLE, got x", offs[5]),
+		fmt.Sprintf("%d column d: the field is not valid UTF-8", offs[6]))
+}

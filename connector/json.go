@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -50,6 +51,9 @@ func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
 	row := make([]any, len(d.cols))
 	for i, f := range fields {
 		c := d.cols[i]
+		if !utf8.ValidString(f) {
+			return nil, fmt.Errorf("column %s: the field is not valid UTF-8", c.Name)
+		}
 		if f == "" {
 			if c.NotNull {
 				return nil, fmt.Errorf("column %s is NOT NULL and the field is empty", c.Name)
@@ -68,6 +72,13 @@ func (d *Decoder) DecodeCSV(fields []string) ([]any, error) {
 			if v, ok := types.ParseBool(f); ok {
 				raw, _ = json.Marshal(v)
 			}
+		case types.Double: // the text a CAST to DOUBLE takes (Inf and NaN too, unlike JSON)
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: expected a number for DOUBLE, got %s", c.Name, f)
+			}
+			row[i] = v
+			continue
 		}
 		x, err := fieldValue(raw, c.Type)
 		if err != nil {
@@ -95,6 +106,9 @@ func jsonKind(v string) string {
 
 // DecodeJSON decodes a JSON object.
 func (d *Decoder) DecodeJSON(v []byte) ([]any, error) {
+	if !utf8.Valid(v) {
+		return nil, fmt.Errorf("not valid UTF-8")
+	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(v))
 	if err := dec.Decode(&obj); err != nil {
@@ -157,8 +171,14 @@ func fieldValue(raw json.RawMessage, t types.T) (any, error) {
 		if err := json.Unmarshal(raw, &str); err != nil {
 			return nil, err
 		}
+		// encoding/json makes a lone surrogate (\ud800) U+FFFD: refuse it, as a value it is not.
+		if strings.ContainsRune(str, utf8.RuneError) && !strings.Contains(s, "\uFFFD") && !strings.Contains(strings.ToLower(s), `\ufffd`) {
+			return nil, fmt.Errorf("a string with an invalid escape (a lone UTF-16 surrogate)")
+		}
 	}
-	isNumber := len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
+	// A JSON number: digits, sign, point and exponent only (strconv would take Inf, NaN, hex).
+	isNumber := len(s) > 0 && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && strings.Trim(s, "0123456789+-.eE") == ""
+
 	switch t.Kind {
 	case types.Varchar:
 		if !isString {
@@ -216,8 +236,18 @@ func fieldValue(raw json.RawMessage, t types.T) (any, error) {
 		if !isString {
 			return nil, fmt.Errorf("expected a timestamp string or epoch milliseconds, got %s", s)
 		}
-		iso := strings.TrimSuffix(strings.Replace(str, "T", " ", 1), "Z")
-		return types.ParseTimestamp(iso)
+		iso := str
+		if len(iso) > 10 && iso[10] == 'T' { // ISO 8601's date-time separator
+			iso = iso[:10] + " " + iso[11:]
+		}
+		n, err := types.ParseTimestamp(strings.TrimSuffix(iso, "Z"))
+		if err != nil {
+			return nil, fmt.Errorf("invalid TIMESTAMP %q", str)
+		}
+		if n < minTimestamp || n > maxTimestamp { // a zone offset can move it out
+			return nil, fmt.Errorf("TIMESTAMP %q is outside years 0001-9999 in UTC", str)
+		}
+		return n, nil
 	case types.Date:
 		if !isString {
 			return nil, fmt.Errorf("expected a 'YYYY-MM-DD' string for DATE, got %s", s)
