@@ -275,7 +275,7 @@ func TestQAConnectorsTextEdges(t *testing.T) {
 
 	text, offs = qaLines("Inf", "-Inf", "NaN", "+5", "1e3", "x", "caf\xe9")
 	db, _ = qaFileTable(t, "d DOUBLE", "csv", text)
-	qaWant(t, queryStrings(t, db, "SELECT CAST(d AS VARCHAR) FROM t"), "+Inf", "-Inf", "NaN", "5", "1000")
+	qaWant(t, queryStrings(t, db, "SELECT CAST(d AS VARCHAR) FROM t"), "Infinity", "-Infinity", "NaN", "5", "1000")
 	qaWant(t, queryStrings(t, db, "SELECT CAST(source_offset AS VARCHAR) || ' ' || error FROM system.bad_records ORDER BY source_offset"),
 		fmt.Sprintf("%d column d: expected a number for DOUBLE, got x", offs[5]),
 		fmt.Sprintf("%d column d: the field is not valid UTF-8", offs[6]))

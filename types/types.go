@@ -383,6 +383,12 @@ func Display(v any, t T) string {
 		}
 		return strconv.FormatInt(x, 10)
 	case float64:
+		switch { // PostgreSQL's and Flink's words, not Go's +Inf
+		case math.IsInf(x, 1):
+			return "Infinity"
+		case math.IsInf(x, -1):
+			return "-Infinity"
+		}
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
