@@ -197,7 +197,8 @@ func TestDotCommands(t *testing.T) {
 	wantRan := []string{
 		"SHOW TABLES", "SHOW TABLES", "DESCRIBE t", "DESCRIBE `my table`", "DESCRIBE t",
 		"SHOW VIEWS", "SELECT * FROM system.watermarks", "SELECT * FROM system.late_rows",
-		"SELECT * FROM system.late_rows WHERE view_name = ? [per10s]",
+		"SELECT COUNT(*) FROM system.views WHERE LOWER(name) = LOWER(?) [per10s]", // the view exists
+		"SELECT * FROM system.late_rows WHERE LOWER(view_name) = LOWER(?) [per10s]",
 		"SELECT one", "INSERT INTO t\nVALUES (1)", "SELECT one",
 	}
 	if got := f.log(); strings.Join(got, "|") != strings.Join(wantRan, "|") {
