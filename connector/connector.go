@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -295,7 +296,11 @@ func (o *Options) int(key string, def, lo, hi int64, expected string) (int64, er
 		return def, nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || n < lo || n > hi {
+	inRange := err == nil && n >= lo && n <= hi
+	if !inRange && hi < math.MaxInt64 && !strings.Contains(expected, "[") { // say a bound that is not the type's, unless expected does
+		expected += fmt.Sprintf(" in [%d, %d]", lo, hi)
+	}
+	if !inRange {
 		return 0, o.errorf(key, expected)
 	}
 	return n, nil
