@@ -237,7 +237,7 @@ func TestQAConnectorsDatagenEdges(t *testing.T) {
 }
 
 // TestDatagenSequenceAndRandomEdges: a BIGINT sequence ends at the type's last value instead
-// of wrapping, 'number-of-rows' holds however wide the sequence's range, and random DOUBLEs
+// of wrapping, event times end with year 9999, 'number-of-rows' holds however wide the sequence's range, and random DOUBLEs
 // between bounds whose difference overflows stay between them.
 func TestDatagenSequenceAndRandomEdges(t *testing.T) {
 	db, err := streamsql.Open("")
@@ -248,11 +248,13 @@ func TestDatagenSequenceAndRandomEdges(t *testing.T) {
 	mustExec(t, db, `CREATE TABLE w (k BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '5', 'fields.k.kind' = 'sequence', 'fields.k.start' = '9223372036854775805')`)
 	mustExec(t, db, `CREATE TABLE g (k BIGINT) WITH (connector = 'datagen', 'number-of-rows' = '3', 'fields.k.kind' = 'sequence', 'fields.k.start' = '-1', 'fields.k.end' = '9223372036854775806')`)
 	mustExec(t, db, `CREATE TABLE d (x DOUBLE) WITH (connector = 'datagen', 'number-of-rows' = '50', 'fields.x.kind' = 'random', 'fields.x.min' = '-1e308', 'fields.x.max' = '1e308')`)
+	mustExec(t, db, `CREATE TABLE e (ts TIMESTAMP(3)) WITH (connector = 'datagen', 'number-of-rows' = '5', 'fields.ts.kind' = 'timestamp', 'fields.ts.start' = '9999-12-31 23:59:58.999', 'fields.ts.step.ms' = '1000')`)
 	mustExec(t, db, "FLUSH")
+	wantRows(t, db, "SELECT CAST(ts AS VARCHAR) FROM e", "[9999-12-31 23:59:58.999] [9999-12-31 23:59:59.999]")
 	wantRows(t, db, "SELECT k FROM w", "[9223372036854775805] [9223372036854775806]")
 	wantRows(t, db, "SELECT k FROM g", "[-1] [0] [1]")
 	wantRows(t, db, "SELECT COUNT(*), COUNT(*) FILTER (WHERE x BETWEEN -1e308 AND 1e308) FROM d", "[50 50]")
-	wantRows(t, db, "SELECT table_name, status FROM system.sources ORDER BY table_name", "[d finished] [g finished] [w finished]")
+	wantRows(t, db, "SELECT table_name, status FROM system.sources ORDER BY table_name", "[d finished] [e finished] [g finished] [w finished]")
 }
 
 // TestQAConnectorsTextEdges: a line that is not valid UTF-8, or a JSON string with a lone

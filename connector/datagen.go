@@ -87,14 +87,18 @@ func openDatagen(o *Options, cols []catalog.Column) (generator, int64, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		if c.kind == dgSequence {
-			n := int64(math.MaxInt64) // the values a sequence has, at most (hi - lo + 1 may overflow)
+		n := int64(-1) // the rows the column has values for (-1: no end)
+		switch {
+		case c.kind == dgSequence:
+			n = math.MaxInt64 // at most (hi - lo + 1 may overflow)
 			if span := uint64(c.hi) - uint64(c.lo); span < math.MaxInt64 {
 				n = int64(span) + 1
 			}
-			if g.rows < 0 || n < g.rows {
-				g.rows = n
-			}
+		case c.kind == dgTimestamp && !c.now && c.step > 0:
+			n = (maxTimestamp-c.lo)/c.step + 1 // event times end with year 9999
+		}
+		if n >= 0 && (g.rows < 0 || n < g.rows) {
+			g.rows = n
 		}
 		g.cols = append(g.cols, c)
 		g.width = append(g.width, max(c.length, 20))
