@@ -236,7 +236,7 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 		if t.cols[idx].Type.Kind != types.Timestamp {
 			return nil, s.ErrorAtPos(colPos, "WATERMARK FOR %s: the event-time column must be TIMESTAMP(3), it is %s", w.Column, t.cols[idx].Type)
 		}
-		if q := firstSubquery(w.Expr); q != nil {
+		if q := plan.FirstSubquery(w.Expr); q != nil {
 			return nil, w.Stmt.ErrorAtPos(w.Stmt.PosOf(q), "a WATERMARK expression cannot contain a subquery")
 		}
 		b := &plan.Binder{Cat: e, Stmt: w.Stmt}
@@ -304,31 +304,6 @@ func nthColumn(n *ast.CreateTableStmt, i int) int {
 	}
 	return k
 }
-
-// firstSubquery returns the first subquery of e (nil: none).
-func firstSubquery(e ast.ExprNode) ast.Node {
-	v := &subqueryVisitor{}
-	e.Accept(v)
-	return v.found
-}
-
-type subqueryVisitor struct{ found ast.Node }
-
-func (v *subqueryVisitor) Enter(n ast.Node) (ast.Node, bool) {
-	if v.found == nil {
-		switch n.(type) {
-		case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
-			v.found = n
-		case *ast.PatternInExpr:
-			if n.(*ast.PatternInExpr).Sel != nil {
-				v.found = n
-			}
-		}
-	}
-	return n, v.found != nil
-}
-
-func (v *subqueryVisitor) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // wmError is a failure of a table's WATERMARK expression on some row. A data error's place is
 // in the table's definition, not in the statement that wrote the row.

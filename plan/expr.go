@@ -868,7 +868,8 @@ func (b *Binder) bindArgs(args []ast.ExprNode, s *scope) ([]exec.Expr, error) {
 	return out, nil
 }
 
-// BindScalar binds an expression over the given columns (no subqueries, no aggregates).
+// BindScalar binds an expression over the given columns (no aggregates; a subquery needs
+// Run, and the WATERMARK of a table refuses one before binding).
 func (b *Binder) BindScalar(e ast.ExprNode, cols []Col) (exec.Expr, error) {
 	return b.bindExpr(e, &scope{cols: cols})
 }

@@ -271,16 +271,16 @@ func (b *Binder) leavesOf(e ast.ExprNode, leaves []leaf) []int {
 			}
 		}
 		add(found)
-	}, sub: func() { add(-1) }}
+	}, sub: func(ast.ExprNode) { add(-1) }}
 	e.Accept(v)
 	return out
 }
 
 // colVisitor calls fn for each column an expression names outside subqueries, and sub (if
-// set) for each subquery.
+// set) for each subquery (every form — IN, EXISTS, ANY/ALL — holds a SubqueryExpr).
 type colVisitor struct {
 	fn  func(*ast.ColumnName)
-	sub func()
+	sub func(ast.ExprNode)
 }
 
 func (v *colVisitor) Enter(n ast.Node) (ast.Node, bool) {
@@ -290,7 +290,7 @@ func (v *colVisitor) Enter(n ast.Node) (ast.Node, bool) {
 		return n, true
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr:
 		if v.sub != nil {
-			v.sub()
+			v.sub(n.(ast.ExprNode))
 		}
 		return n, true
 	}
@@ -654,7 +654,7 @@ func (b *Binder) pushBelowWindow(n Node, conds []ast.ExprNode, used []bool, oute
 			if _, err := in.resolve(name.Table.O, name.Name.O); err != nil {
 				free = false
 			}
-		}, sub: func() { free = false }})
+		}, sub: func(ast.ExprNode) { free = false }})
 		if !free {
 			continue
 		}

@@ -565,10 +565,17 @@ func (c *scalarCollector) Enter(n ast.Node) (ast.Node, bool) {
 func (c *scalarCollector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // hasSubquery reports whether e holds a subquery.
-func hasSubquery(e ast.ExprNode) bool {
-	found := false
-	e.Accept(&colVisitor{fn: func(*ast.ColumnName) {}, sub: func() { found = true }})
-	return found
+func hasSubquery(e ast.ExprNode) bool { return FirstSubquery(e) != nil }
+
+// FirstSubquery returns the first subquery e holds (nil: none), for an error placed at it.
+func FirstSubquery(e ast.ExprNode) ast.ExprNode {
+	var first ast.ExprNode
+	e.Accept(&colVisitor{fn: func(*ast.ColumnName) {}, sub: func(q ast.ExprNode) {
+		if first == nil {
+			first = q
+		}
+	}})
+	return first
 }
 
 // subSelect is the SELECT of a subquery expression, or nil.
@@ -598,7 +605,7 @@ func (b *Binder) correlation(q *ast.SelectStmt) (keys [][2]ast.ExprNode, own []a
 			} else {
 				innerCols = true
 			}
-		}, sub: func() { innerCols, outerCols = true, true }})
+		}, sub: func(ast.ExprNode) { innerCols, outerCols = true, true }})
 		return innerCols, outerCols
 	}
 	for _, f := range q.Fields.Fields {

@@ -1032,9 +1032,9 @@ var windowArgNames = [...][]string{
 // timestamp of the supported range (±200 million years).
 const maxWindowInterval = 999999 * 86_400_000
 
-// MaxWindowsPerRow bounds HOP's size / slide and CUMULATE's size / step: the windows each
+// maxWindowsPerRow bounds HOP's size / slide and CUMULATE's size / step: the windows each
 // row is in.
-const MaxWindowsPerRow = 10_000
+const maxWindowsPerRow = 10_000
 
 // rewriteTVF emits TABLE(<window fn>(...)) at i as the table name __sx_tvf_<n>
 // and records the window in r.windows.
@@ -1173,19 +1173,17 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		if ms > maxWindowInterval {
 			return 0, r.errAt(k, "the intervals of %s must be at most 999999 days (Flink's largest, DAY(6))", strings.ToUpper(fn.raw))
 		}
-		if len(w.Args) == 1 && ms%w.Args[0] != 0 {
+		if len(w.Args) == 1 { // the size, after the slide (HOP) or step (CUMULATE)
 			what := "slide"
 			if kind == Cumulate {
 				what = "step"
 			}
-			return 0, r.errAt(k, "%s size must be a multiple of the %s", strings.ToUpper(fn.raw), what)
-		}
-		if len(w.Args) == 1 && ms/w.Args[0] > MaxWindowsPerRow {
-			what := "slide"
-			if kind == Cumulate {
-				what = "step"
+			switch {
+			case ms%w.Args[0] != 0:
+				return 0, r.errAt(k, "%s size must be a multiple of the %s", strings.ToUpper(fn.raw), what)
+			case ms/w.Args[0] > maxWindowsPerRow:
+				return 0, r.errAt(k, "%s size must be at most %d times the %s: each row is in size / %s windows", strings.ToUpper(fn.raw), maxWindowsPerRow, what, what)
 			}
-			return 0, r.errAt(k, "%s size must be at most %d times the %s: each row is in size / %s windows", strings.ToUpper(fn.raw), MaxWindowsPerRow, what, what)
 		}
 		w.Args = append(w.Args, ms)
 		k = nk
