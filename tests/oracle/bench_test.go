@@ -11,10 +11,17 @@ import (
 	"database/sql/driver"
 	"flag"
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/streamsql/streamsql"
 )
 
 var benchScale = flag.Float64("scale", 0, "multiply every benchmark size by this factor (default 1, or 0.05 with -short)")
@@ -113,38 +120,46 @@ func timeQuery(b *testing.B, conn *sql.Conn, q string, ncols int) (time.Duration
 	b.Helper()
 	var el time.Duration
 	var rows int
-	totals := make([]int64, ncols)
+	var totals []int64
 	for i := -1; i < b.N; i++ { // i == -1: the untimed warm-up run
-		rows = 0
-		clear(totals)
-		t0 := time.Now()
-		rs, err := conn.QueryContext(context.Background(), q)
-		if err != nil {
-			b.Fatalf("%s: %v", q, err)
-		}
-		vals := make([]int64, ncols)
-		dst := make([]any, ncols)
-		for j := range vals {
-			dst[j] = &vals[j]
-		}
-		for rs.Next() {
-			if err := rs.Scan(dst...); err != nil {
-				b.Fatal(err)
-			}
-			rows++
-			for j, v := range vals {
-				totals[j] += v
-			}
-		}
-		if err := rs.Err(); err != nil {
-			b.Fatal(err)
-		}
-		rs.Close()
+		var d time.Duration
+		d, rows, totals = runQuery(b, conn, q, ncols)
 		if i >= 0 {
-			el += time.Since(t0)
+			el += d
 		}
 	}
 	return el, rows, totals
+}
+
+// runQuery runs q once, as timeQuery describes.
+func runQuery(b *testing.B, conn *sql.Conn, q string, ncols int) (time.Duration, int, []int64) {
+	b.Helper()
+	rows := 0
+	totals := make([]int64, ncols)
+	t0 := time.Now()
+	rs, err := conn.QueryContext(context.Background(), q)
+	if err != nil {
+		b.Fatalf("%s: %v", q, err)
+	}
+	vals := make([]int64, ncols)
+	dst := make([]any, ncols)
+	for j := range vals {
+		dst[j] = &vals[j]
+	}
+	for rs.Next() {
+		if err := rs.Scan(dst...); err != nil {
+			b.Fatal(err)
+		}
+		rows++
+		for j, v := range vals {
+			totals[j] += v
+		}
+	}
+	if err := rs.Err(); err != nil {
+		b.Fatal(err)
+	}
+	rs.Close()
+	return time.Since(t0), rows, totals
 }
 
 // appendScanRows loads ../../bench's scan data, rows rows, as table t(k, v).
@@ -281,4 +296,143 @@ func BenchmarkDuckDBTumble(b *testing.B) {
 		conn.Close()
 		db.Close()
 	}
+}
+
+// BenchmarkTumbleVersusDuckDB puts the engine's one-core TUMBLE view (../../bench's
+// BenchmarkTumbleView, 1k keys, 4M events: Append of 64k-row Arrow batches into a durable
+// table with the view maintained, then FLUSH) and DuckDB's two batch forms of its answer
+// side by side in one process, in -rounds alternating rounds, so the ratios are of figures
+// taken on the same machine at the same time. It reports each side's median rate and the
+// median over rounds of the engine's rate over DuckDB's (x_duckdb_time_bucket,
+// x_duckdb_epoch: above 1, the engine is faster). Both sides must agree on COUNT(*),
+// SUM(n) and SUM(s) of the result.
+func BenchmarkTumbleVersusDuckDB(b *testing.B) {
+	const keys = 1000
+	events := benchScaled(4_000_000)
+	// The same events as DuckDBTumble's table, as the engine's 64k-row Append batches.
+	var recs []arrow.RecordBatch
+	g := splitmix(5)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_ms},
+	}, nil)
+	for off := 0; off < events; off += benchBatch {
+		bl := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := off; i < min(off+benchBatch, events); i++ {
+			bl.Field(0).(*array.Int64Builder).Append(g.intn(keys))
+			bl.Field(1).(*array.Int64Builder).Append(g.intn(1000))
+			bl.Field(2).(*array.TimestampBuilder).Append(arrow.Timestamp(baseMillis + int64(i)))
+		}
+		recs = append(recs, bl.NewRecordBatch())
+		bl.Release()
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	db, conn := openBenchDuckDB(b)
+	defer db.Close()
+	defer conn.Close()
+	g = splitmix(5)
+	appendRows(b, conn, "CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP)", "ev", events, func(i int) []driver.Value {
+		k, v := g.intn(keys), g.intn(1000)
+		return []driver.Value{k, v, time.UnixMilli(baseMillis + int64(i)).UTC()}
+	})
+	duck := []struct{ name, q string }{
+		{"time_bucket", `SELECT COUNT(*), SUM(n), SUM(s) FROM (SELECT time_bucket(INTERVAL '10 seconds', ts) AS ws, k,
+			COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY ALL)`},
+		{"epoch", `SELECT COUNT(*), SUM(n), SUM(s) FROM (SELECT epoch_ms(ts) // 10000 * 10000 AS ws, k,
+			COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY ALL)`},
+	}
+	b.Run(fmt.Sprintf("keys=1k/events=%s/one_core", benchHuman(events)), func(b *testing.B) {
+		engRates := make([]float64, 0, *rounds)
+		duckRates := make([][]float64, len(duck))
+		ratios := make([][]float64, len(duck))
+		for round := -1; round < *rounds*b.N; round++ { // round -1: untimed, to warm both up
+			el, got := engineTumble(b, recs)
+			engRate := float64(events) / el.Seconds()
+			for i, d := range duck {
+				del, _, want := runQuery(b, conn, d.q, 3)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					b.Fatalf("COUNT(*), SUM(n), SUM(s): engine %v, DuckDB (%s) %v", got, d.name, want)
+				}
+				if round >= 0 {
+					r := float64(events) / del.Seconds()
+					duckRates[i] = append(duckRates[i], r)
+					ratios[i] = append(ratios[i], engRate/r)
+				}
+			}
+			if round >= 0 {
+				engRates = append(engRates, engRate)
+			}
+		}
+		b.ReportMetric(median(engRates), "engine_events/s")
+		for i, d := range duck {
+			b.ReportMetric(median(duckRates[i]), "duckdb_"+d.name+"_events/s")
+			b.ReportMetric(median(ratios[i]), "x_duckdb_"+d.name)
+		}
+	})
+}
+
+var rounds = flag.Int("rounds", 5, "BenchmarkTumbleVersusDuckDB's timed rounds")
+
+// engineTumble runs ../../bench's TUMBLE view case on one core (GOMAXPROCS 1) in a fresh
+// database: the time of the Append of recs and the FLUSH, and COUNT(*), SUM(n), SUM(s) of
+// the view.
+func engineTumble(b *testing.B, recs []arrow.RecordBatch) (time.Duration, []int64) {
+	b.Helper()
+	ctx := context.Background()
+	db, err := streamsql.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE ev (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)`,
+		`CREATE MATERIALIZED VIEW w AS SELECT window_start, window_end, k, COUNT(*) AS n, SUM(v) AS s
+			FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, k`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	runtime.GC() // the garbage of the run before, collected outside the time
+	t0 := time.Now()
+	for _, r := range recs {
+		if err := db.Append(ctx, "ev", r); err != nil {
+			runtime.GOMAXPROCS(prev)
+			b.Fatal(err)
+		}
+	}
+	_, err = db.Exec("FLUSH")
+	el := time.Since(t0)
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, err := db.Query("SELECT COUNT(*), SUM(n), SUM(s) FROM w")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	got := make([]int64, 3)
+	if !rows.Next() {
+		b.Fatalf("view w: no row: %v", rows.Err())
+	}
+	if err := rows.Scan(&got[0], &got[1], &got[2]); err != nil {
+		b.Fatal(err)
+	}
+	return el, got
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
