@@ -551,7 +551,7 @@ func TestParamMarkers(t *testing.T) {
 	sort.Ints(sorted)
 	var got, want []Pos
 	for i, o := range sorted {
-		got = append(got, posAt(s.src, s.cmap.user(o)))
+		got = append(got, s.src.pos(s.cmap.user(o)))
 		want = append(want, posOf(q, "?", i))
 	}
 	if !reflect.DeepEqual(got, want) {

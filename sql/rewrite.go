@@ -53,7 +53,7 @@ func (m *posMap) userAfter(c int) int {
 // rewriter is the front pass over one statement's tokens: it emits the
 // carrier text TiDB parses and records the position map and side tables.
 type rewriter struct {
-	src     string
+	src     *source
 	toks    []token
 	b       []byte
 	segs    []seg
@@ -65,7 +65,7 @@ type rewriter struct {
 	match   []int               // matchParen's table, built on first use
 }
 
-func newRewriter(src string, toks []token) *rewriter {
+func newRewriter(src *source, toks []token) *rewriter {
 	return &rewriter{src: src, toks: toks, last: -1}
 }
 
@@ -446,7 +446,7 @@ func (r *rewriter) carrier(ustart, uend int) (string, *posMap) {
 }
 
 func (r *rewriter) errAt(i int, format string, args ...any) *Error {
-	return errAtOff(r.src, r.offOf(i), format, args...)
+	return errAtOff(r.src.text, r.offOf(i), format, args...)
 }
 
 // offOf is the user offset of token i (the statement's start before its first token, its
@@ -1056,7 +1056,7 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 	if close+1 != end {
 		return 0, r.errAt(close+1, "expected ) after %s(...)", fn.raw)
 	}
-	w := &WindowTVF{Kind: kind, Pos: posAt(r.src, r.toks[i].off)}
+	w := &WindowTVF{Kind: kind, Pos: r.src.pos(r.toks[i].off)}
 	k := i + 4
 	name := func() (string, *Error) {
 		if !r.at(k).isName() {
@@ -1092,7 +1092,7 @@ func (r *rewriter) rewriteTVF(i int) (int, *Error) {
 		return 0, r.errAt(k, "%s", usage)
 	}
 	k++
-	w.TablePos = posAt(r.src, r.at(k).off)
+	w.TablePos = r.src.pos(r.at(k).off)
 	if w.Table, err = name(); err != nil {
 		return 0, err
 	}

@@ -113,7 +113,7 @@ type Stmt struct {
 	Params           int                   // KindInsertValues: the number of ? among Rows
 	Pos              Pos                   // position of the statement's first token
 
-	src  string  // the whole text given to Parse
+	src  *source // the whole text given to Parse
 	toks []token // this statement's tokens
 	cmap *posMap // carrier offsets of Node -> user offsets (nil when Node is nil)
 }
@@ -137,7 +137,7 @@ func (s *Stmt) PosOfNthName(name string, n int) Pos {
 	at := s.Pos
 	for i := range s.toks {
 		if s.namesAt(i, parts) {
-			if at = posAt(s.src, s.toks[i].off); n == 0 {
+			if at = s.src.pos(s.toks[i].off); n == 0 {
 				break
 			}
 			n--
@@ -152,7 +152,7 @@ func (s *Stmt) ErrorAtBefore(name, next string, format string, args ...any) *Err
 	parts := strings.Split(name, ".")
 	for i := range s.toks {
 		if j := i + 2*len(parts) - 1; s.namesAt(i, parts) && j < len(s.toks) && s.toks[j].is(next) {
-			return errAtOff(s.src, s.toks[i].off, format, args...)
+			return errAtOff(s.src.text, s.toks[i].off, format, args...)
 		}
 	}
 	return s.ErrorAt(name, format, args...)
@@ -187,7 +187,7 @@ func (s *Stmt) PosAfter(keywords []string, raw string) Pos {
 		}
 		for j := i + k; j < len(s.toks); j++ {
 			if raw == "" || strings.EqualFold(s.toks[j].raw, raw) {
-				return posAt(s.src, s.toks[j].off)
+				return s.src.pos(s.toks[j].off)
 			}
 		}
 		break
@@ -201,7 +201,7 @@ func (s *Stmt) KeywordPos(words ...string) Pos {
 	for _, t := range s.toks {
 		for _, w := range words {
 			if t.is(w) {
-				return posAt(s.src, t.off)
+				return s.src.pos(t.off)
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func (s *Stmt) PosOf(n ast.Node) Pos {
 	if s.cmap == nil || n == nil {
 		return s.Pos
 	}
-	return posAt(s.src, s.cmap.user(n.OriginTextPosition()))
+	return s.src.pos(s.cmap.user(n.OriginTextPosition()))
 }
 
 // UserOffset maps an offset in Node's text (an ast node's OriginTextPosition, a
@@ -241,10 +241,10 @@ func (s *Stmt) UserText(off, n int) string {
 		return ""
 	}
 	u0, u1 := s.cmap.user(off), s.cmap.userAfter(off+n)
-	if u0 < 0 || u1 > len(s.src) || u1 <= u0 {
+	if u0 < 0 || u1 > len(s.src.text) || u1 <= u0 {
 		return ""
 	}
-	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s.src[u0:u1]), ","))
+	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s.src.text[u0:u1]), ","))
 }
 
 // NullsOrder recognizes the carrier of an ORDER BY item written with NULLS FIRST or NULLS
@@ -364,13 +364,14 @@ func Parse(text string) (stmts []*Stmt, err error) {
 	if terr != nil {
 		return nil, terr
 	}
+	src := &source{text: text}
 	start := 0
 	for i := 0; i <= len(toks); i++ {
 		if i < len(toks) && !toks[i].op(";") {
 			continue
 		}
 		if i > start {
-			st, e := parseStmt(text, toks[start:i])
+			st, e := parseStmt(src, toks[start:i])
 			if e != nil {
 				return nil, e
 			}
@@ -484,19 +485,6 @@ func snippet(s string) string {
 		s = string(r[:40]) + "..."
 	}
 	return s
-}
-
-// posAt converts a byte offset of text into a 1-based line and column.
-func posAt(text string, off int) Pos {
-	if off > len(text) {
-		off = len(text)
-	}
-	if off < 0 {
-		off = 0
-	}
-	line := 1 + strings.Count(text[:off], "\n")
-	ls := strings.LastIndexByte(text[:off], '\n') + 1
-	return Pos{Line: line, Col: utf8.RuneCountInString(text[ls:off]) + 1}
 }
 
 func errAtOff(text string, off int, format string, args ...any) *Error {

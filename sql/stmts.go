@@ -7,10 +7,10 @@ import (
 )
 
 // parseStmt parses the tokens of one statement (no ';').
-func parseStmt(src string, toks []token) (*Stmt, *Error) {
+func parseStmt(src *source, toks []token) (*Stmt, *Error) {
 	st := &Stmt{
-		Text: src[toks[0].off:toks[len(toks)-1].end],
-		Pos:  posAt(src, toks[0].off),
+		Text: src.text[toks[0].off:toks[len(toks)-1].end],
+		Pos:  src.pos(toks[0].off),
 		src:  src,
 		toks: toks,
 	}
@@ -89,7 +89,7 @@ func (r *rewriter) tidbRange(st *Stmt, i, j int) *Error {
 // finish parses the carrier built for tokens [i, j) into st.Node.
 func (r *rewriter) finish(st *Stmt, i, j int) *Error {
 	text, m := r.carrier(r.offOf(i), r.toks[j-1].end)
-	node, err := tidbParse(r.src, text, m)
+	node, err := tidbParse(r.src.text, text, m)
 	if err != nil {
 		return err
 	}
@@ -184,10 +184,10 @@ func (r *rewriter) options(i int) ([]Option, int, *Error) {
 		k = nk
 		for _, o := range opts {
 			if o.Key == key {
-				return nil, 0, errAtOff(r.src, kpos, "duplicate option %s", key)
+				return nil, 0, errAtOff(r.src.text, kpos, "duplicate option %s", key)
 			}
 		}
-		opts = append(opts, Option{Key: key, Value: val, Pos: posAt(r.src, kpos)})
+		opts = append(opts, Option{Key: key, Value: val, Pos: r.src.pos(kpos)})
 		if r.at(k).op(")") {
 			return opts, k + 1, nil
 		}
@@ -460,7 +460,7 @@ func (r *rewriter) set(st *Stmt) *Error {
 	if err != nil {
 		return err
 	}
-	st.Options = []Option{{Key: key, Value: val, Pos: posAt(r.src, kpos)}}
+	st.Options = []Option{{Key: key, Value: val, Pos: r.src.pos(kpos)}}
 	return r.end(k, "SET "+key)
 }
 
@@ -592,7 +592,7 @@ func (r *rewriter) watermark(st *Stmt, a, b int) *Error {
 	wr.syn(")", r.toks[b-1].end)
 	text, m := wr.carrier(r.toks[a+4].off, r.toks[b-1].end)
 	m.what = "watermark expression"
-	node, err := tidbParse(r.src, text, m)
+	node, err := tidbParse(r.src.text, text, m)
 	if err != nil {
 		return err
 	}
@@ -607,8 +607,8 @@ func (r *rewriter) watermark(st *Stmt, a, b int) *Error {
 	if _, ok := e.(*ast.RowExpr); ok {
 		return r.errAt(a+4, "expected one expression after WATERMARK FOR %s AS", col)
 	}
-	es := &Stmt{Text: strings.TrimSpace(r.src[r.toks[a+4].off:r.toks[b-1].end]), Node: node, Pos: posAt(r.src, r.toks[a+4].off),
+	es := &Stmt{Text: strings.TrimSpace(r.src.text[r.toks[a+4].off:r.toks[b-1].end]), Node: node, Pos: r.src.pos(r.toks[a+4].off),
 		src: r.src, toks: r.toks[a+4 : b], cmap: m}
-	st.Watermark = &Watermark{Column: col, Expr: e, Pos: posAt(r.src, r.toks[a].off), Stmt: es}
+	st.Watermark = &Watermark{Column: col, Expr: e, Pos: r.src.pos(r.toks[a].off), Stmt: es}
 	return nil
 }

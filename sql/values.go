@@ -28,7 +28,7 @@ type Literal struct {
 }
 
 // LitPos is the position of a literal in the user's text.
-func (s *Stmt) LitPos(l Literal) Pos { return posAt(s.src, l.off) }
+func (s *Stmt) LitPos(l Literal) Pos { return s.src.pos(l.off) }
 
 // fastInsert recognises `INSERT INTO t [(c, ...)] VALUES (lit, ...), ...` whose values are
 // all plain literals or ? and fills st as KindInsertValues, so bulk inserts skip the TiDB
