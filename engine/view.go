@@ -100,12 +100,26 @@ func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 		return e.createLogicalView(ctx, s)
 	}
 	if s.Explain {
+		ttl, err := viewTTL(s)
+		if err != nil {
+			return nil, err
+		}
 		bd := e.binder(ctx, s, nil)
 		bd.Streaming = true
 		node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
 		if err != nil {
 			return nil, err
 		}
+		var mark func(n plan.Node)
+		mark = func(n plan.Node) {
+			if j, ok := n.(*plan.Join); ok {
+				j.TTL = ttl
+			}
+			for _, c := range n.Children() {
+				mark(c)
+			}
+		}
+		mark(node)
 		return explainResult(node), nil
 	}
 	if taken, err := e.nameTaken(s, s.Name, s.IfNotExists); err != nil {
@@ -139,22 +153,31 @@ func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 	return &Result{}, nil
 }
 
-// defineView binds and wires a view's dataflow and, when backfill is set, fills it from its
-// inputs' current rows (at Open, the engine replays the tables into all views instead).
-// Cancelling ctx stops the backfill, and the view is not created.
-func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
+// viewTTL reads a materialized view's options: its 'state.ttl' in ms (0: none).
+func viewTTL(s *sql.Stmt) (int64, error) {
 	var ttl int64
 	for _, o := range s.Options {
 		switch o.Key {
 		case "state.ttl":
 			d, err := parseDuration(o.Value)
 			if err != nil {
-				return nil, s.ErrorAtPos(o.Pos, "state.ttl: %s", err)
+				return 0, s.ErrorAtPos(o.Pos, "state.ttl: %s", err)
 			}
 			ttl = d
 		default:
-			return nil, s.ErrorAtPos(o.Pos, "unknown view option '%s' (known: state.ttl)", o.Key)
+			return 0, s.ErrorAtPos(o.Pos, "unknown view option '%s' (known: state.ttl)", o.Key)
 		}
+	}
+	return ttl, nil
+}
+
+// defineView binds and wires a view's dataflow and, when backfill is set, fills it from its
+// inputs' current rows (at Open, the engine replays the tables into all views instead).
+// Cancelling ctx stops the backfill, and the view is not created.
+func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
+	ttl, err := viewTTL(s)
+	if err != nil {
+		return nil, err
 	}
 	bd := e.binder(ctx, s, nil)
 	bd.Streaming = true

@@ -10,6 +10,7 @@ package plan
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/streamsql/streamsql/catalog"
 	"github.com/streamsql/streamsql/exec"
@@ -133,6 +134,8 @@ type Join struct {
 	Interval *exec.IntervalSpec
 	// Maintained marks a join of a materialized view (its state matters).
 	Maintained bool
+	// TTL is its view's 'state.ttl' in ms (0: none), for EXPLAIN: what frees a regular join's state.
+	TTL int64
 }
 
 // TemporalJoin joins each Left row with the version of Right (a versioned table) as of the
@@ -357,6 +360,9 @@ func (n *Join) explain() string {
 		s = strings.Replace(s, "HashJoin", "IntervalJoin", 1)
 		s += fmt.Sprintf(" (%s - %s in [%d ms, %d ms]; rows freed when the watermark passes the bounds)",
 			r[n.Interval.RightTime].qualified(), l[n.Interval.LeftTime].qualified(), n.Interval.Lo, n.Interval.Hi)
+	} else if n.Maintained && n.TTL > 0 {
+		s += fmt.Sprintf(" (regular join: a kept row is forgotten once the watermark passes its last change by 'state.ttl' = %s)",
+			time.Duration(n.TTL)*time.Millisecond)
 	} else if n.Maintained {
 		s += " (regular join: state grows with both inputs; bound it with 'state.ttl')"
 	}
