@@ -174,9 +174,10 @@ func checkErr(rec *record, err error) string {
 const subscribeIdle = time.Second
 
 // query runs sql and returns the column count and the formatted rows. A SUBSCRIBE, whose
-// rows never end, returns the changes there are when it runs (its snapshot, and the changes
-// of statements before it): its rows end once none has come for subscribeIdle after the
-// statement started or after the last one.
+// rows never end, returns the changes there are when it runs (its snapshot, which holds the
+// effect of the statements before it, then what comes meanwhile, as from a running source):
+// its rows end once none has come for subscribeIdle after the statement started or after the
+// last one.
 func (rn *runner) query(q, types string) (int, [][]string, error) {
 	ctx := rn.ctx
 	subscribe := isSubscribe(q)
