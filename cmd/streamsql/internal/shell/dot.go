@@ -11,7 +11,7 @@ import (
 const helpText = `.help                 show this help
 .tables               list tables (SHOW TABLES)
 .views                list views (SHOW VIEWS)
-.schema [NAME]        describe a table or view, or all tables
+.schema [NAME]        describe a table or view, or all of them
 .watermarks           current watermarks (system.watermarks)
 .late [VIEW]          late rows kept, optionally for one view (system.late_rows)
 .mode [MODE]          output mode: box, table, csv, json, line, markdown, live
