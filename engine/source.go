@@ -180,7 +180,11 @@ const logPoll = 100 * time.Millisecond
 func (e *Engine) feedLog(ctx context.Context, t *tableObj, f *feeder, src logSource) error {
 	backoff := logPoll
 	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, logPoll)
+		wait := logPoll
+		if src.Partitions() == 0 { // a Kafka source starting: its look-up takes round trips
+			wait = kafkaCheckTimeout
+		}
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		ch, err := src.Poll(pctx, sourceBatch)
 		cancel()
 		var fatal *connector.Fatal

@@ -53,7 +53,9 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 	if err := s.seek(pos); err != nil {
 		return nil, err
 	}
-	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.FetchMaxWait(defaultFetchWait))...)
+	// Read committed: records of transactions that are open or aborted are not the stream.
+	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.FetchMaxWait(defaultFetchWait),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -215,14 +217,18 @@ func (s *Source) Restart() {
 
 // Poll waits until records arrive or ctx is done, and returns up to max of them decoded.
 // A done ctx returns an empty chunk and no error, so callers can poll with a deadline. The
-// error is Check's (the brokers or the topic cannot be reached); fetch errors come in the
-// chunk with the records that did arrive.
+// first Poll (before Check succeeded) only starts the source: its error is Check's (the
+// brokers or the topic cannot be reached, or did not answer by ctx's deadline); fetch
+// errors come in the chunk with the records that did arrive.
 func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
-	if err := s.Check(ctx); err != nil {
-		if ctx.Err() != nil {
-			return connector.Chunk{}, nil
+	if s.parts == 0 {
+		// Starting (the look-up takes round trips: callers give it time): a deadline that
+		// passes is an error, the brokers do not answer; a cancelled ctx is none. The next
+		// Poll fetches.
+		if err := s.Check(ctx); err != nil && !errors.Is(ctx.Err(), context.Canceled) {
+			return connector.Chunk{}, err
 		}
-		return connector.Chunk{}, err
+		return connector.Chunk{}, nil
 	}
 	fs := s.cl.PollRecords(ctx, max)
 	var rows [][]any

@@ -1,0 +1,123 @@
+package streamsql_test
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Adversarial QA of the Kafka connector: records and options a user can throw at it.
+
+// TestQAKafkaAbortedTransaction: records of an aborted transaction are not the stream (a
+// consumer reads committed, as Flink's Kafka source does); the committed ones are read.
+func TestQAKafkaAbortedTransaction(t *testing.T) {
+	addr, cl := newKafka(t, 1, "bids")
+	db := openT(t, "")
+	mustExec(t, db, kafkaTable(addr, ""))
+	tx, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.TransactionalID("qa"), kgo.DefaultProduceTopic("bids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		auction int
+		end     kgo.TransactionEndTry
+	}{{666, kgo.TryAbort}, {7, kgo.TryCommit}} {
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(bid("2024-01-01 00:00:01", c.auction, 1))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.EndTransaction(ctx, c.end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:02", 8, 1)) // offsets: 666, abort, 7, commit, 8
+	waitPosition(t, db, "bids", 5)
+	if got := queryStrings(t, db, "SELECT auction FROM bids ORDER BY auction"); strings.Join(got, ",") != "7,8" {
+		t.Fatalf("bids = %v, want 7,8 (the aborted transaction's record is not read)", got)
+	}
+}
+
+// slowProxy forwards TCP connections to upstream, delaying every chunk by d.
+func slowProxy(t *testing.T, upstream string, d time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	pipe := func(dst, src net.Conn) {
+		defer dst.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				time.Sleep(d)
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go pipe(u, c)
+			go pipe(c, u)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestQAKafkaSlowBrokerRestart: after a restart a Kafka source starts by looking its topic
+// up; with a seed broker 120 ms away (a round trip) that took longer than the feeder's
+// 100 ms poll, so every attempt was cut short and the source never read again, while
+// system.sources said 'running'.
+func TestQAKafkaSlowBrokerRestart(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "bids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	real := c.ListenAddrs()[0]
+	cl, err := kgo.NewClient(kgo.SeedBrokers(real), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	path := filepath.Join(t.TempDir(), "db")
+	db := openT(t, path)
+	mustExec(t, db, kafkaTable(slowProxy(t, real, 60*time.Millisecond), ""))
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openT(t, path)
+	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:01", 1, 1))
+	deadline := time.Now().Add(4 * time.Second)
+	for queryInt(t, db, "SELECT position FROM system.sources") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after a restart the source took nothing in 4 s: %v", queryStrings(t, db, "SELECT status FROM system.sources"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+}
