@@ -47,6 +47,22 @@ func TestQAKafkaAbortedTransaction(t *testing.T) {
 	}
 }
 
+// TestQAKafkaWatermarkOptionBounds: 'watermark.max_drift' and 'watermark.idle_timeout' are
+// bounded (2^40 ms, as connectors' millisecond options): a drift near 2^63 ms overflowed
+// W + drift and paused every partition for good (the source stalled, 'running'), and an
+// idle timeout past 2^63 ns wrapped to a fraction of a millisecond.
+func TestQAKafkaWatermarkOptionBounds(t *testing.T) {
+	addr, _ := newKafka(t, 2, "bids")
+	db := openT(t, "")
+	for _, o := range []string{"'watermark.max_drift' = '9223372036854775807'", "'watermark.idle_timeout' = '18446744073710'", "'watermark.max_drift' = '106751991 days'"} {
+		_, err := db.Exec(kafkaTable(addr, ", "+o))
+		if err == nil || !strings.Contains(err.Error(), "more than 2^40 milliseconds") {
+			t.Fatalf("%s: %v", o, err)
+		}
+	}
+	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '1099511627776', 'watermark.idle_timeout' = '12725 days'"))
+}
+
 // slowProxy forwards TCP connections to upstream, delaying every chunk by d.
 func slowProxy(t *testing.T, upstream string, d time.Duration) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -146,6 +146,10 @@ func (e *Engine) createTable(s *sql.Stmt) (*Result, error) {
 	return &Result{}, nil
 }
 
+// maxWatermarkOptionMillis bounds 'watermark.idle_timeout' and 'watermark.max_drift', as
+// connectors bound their millisecond options.
+const maxWatermarkOptionMillis = 1 << 40
+
 // defineTable builds the live table of a CREATE TABLE statement.
 func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error) {
 	n := s.Node.(*ast.CreateTableStmt)
@@ -210,6 +214,9 @@ func (e *Engine) defineTable(s *sql.Stmt, ent *catalog.Entry) (*tableObj, error)
 			ms, err := parseDuration(o.Value) // 0: off, the default
 			if err != nil {
 				return nil, s.ErrorAtPos(o.Pos, "%s: %s", o.Key, err)
+			}
+			if ms > maxWatermarkOptionMillis { // past it, a time.Duration or W + drift overflows
+				return nil, s.ErrorAtPos(o.Pos, "%s: '%s' is more than 2^40 milliseconds (about 34 years)", o.Key, o.Value)
 			}
 			if o.Key == "watermark.idle_timeout" {
 				t.idle = time.Duration(ms) * time.Millisecond
