@@ -63,6 +63,53 @@ func TestQAKafkaWatermarkOptionBounds(t *testing.T) {
 	mustExec(t, db, kafkaTable(addr, ", 'watermark.max_drift' = '1099511627776', 'watermark.idle_timeout' = '12725 days'"))
 }
 
+// TestQAKafkaEmptyRecordReasons: a tombstone (null value) and an empty or blank value are
+// bad records whose error says so, not encoding/json's bare "EOF"; the source goes on.
+func TestQAKafkaEmptyRecordReasons(t *testing.T) {
+	addr, cl := newKafka(t, 1, "bids")
+	db := openT(t, "")
+	mustExec(t, db, kafkaTable(addr, ""))
+	rs := []*kgo.Record{
+		{Topic: "bids", Key: []byte(`{"auction":1}`)},
+		{Topic: "bids", Value: []byte{}},
+		{Topic: "bids", Value: []byte(" \n")},
+		{Topic: "bids", Value: []byte(bid("2024-01-01 00:00:01", 2, 1))},
+	}
+	if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitPosition(t, db, "bids", 4)
+	want := []string{
+		"0|not a JSON object: a tombstone (a record with a null value)",
+		"1|not a JSON object: the record is empty",
+		"2|not a JSON object: the record is empty",
+	}
+	if got := queryStrings(t, db, "SELECT source_offset, error FROM system.bad_records ORDER BY source_offset"); strings.Join(got, ";") != strings.Join(want, ";") {
+		t.Fatalf("bad records = %v, want %v", got, want)
+	}
+	if n := queryInt(t, db, "SELECT COUNT(*) FROM bids"); n != 1 {
+		t.Fatalf("bids has %d rows, want 1", n)
+	}
+}
+
+// TestQAKafkaNoBrokers: a broker list of separators alone is refused naming the option, not
+// with franz-go's "config erroneously has no seed brokers"; the name stays free.
+func TestQAKafkaNoBrokers(t *testing.T) {
+	addr, _ := newKafka(t, 1, "bids")
+	db := openT(t, "")
+	for _, create := range []string{
+		"CREATE TABLE bids (a BIGINT) WITH (connector = 'kafka', topic = 'bids', 'properties.bootstrap.servers' = ' , ')",
+		"CREATE MATERIALIZED VIEW v AS SELECT 1 AS a; CREATE SINK s FROM v WITH (connector = 'kafka', topic = 'bids', 'properties.bootstrap.servers' = ',')",
+	} {
+		_, err := db.Exec(create)
+		if err == nil || !strings.Contains(err.Error(), "option 'properties.bootstrap.servers' = ',' names no broker") {
+			t.Fatalf("%s: %v", create, err)
+		}
+	}
+	mustExec(t, db, kafkaTable(addr, ""))
+	mustExec(t, db, "CREATE SINK s FROM v WITH (connector = 'kafka', topic = 'bids', 'properties.bootstrap.servers' = '"+addr+"')")
+}
+
 // slowProxy forwards TCP connections to upstream, delaying every chunk by d.
 func slowProxy(t *testing.T, upstream string, d time.Duration) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

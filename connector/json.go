@@ -109,6 +109,9 @@ func (d *Decoder) DecodeJSON(v []byte) ([]any, error) {
 	if !utf8.Valid(v) {
 		return nil, fmt.Errorf("not valid UTF-8")
 	}
+	if len(bytes.TrimSpace(v)) == 0 { // encoding/json would say only EOF
+		return nil, fmt.Errorf("not a JSON object: the record is empty")
+	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(v))
 	if err := dec.Decode(&obj); err != nil {

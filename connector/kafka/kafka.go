@@ -51,6 +51,9 @@ func common(o *connector.Options) (topic string, brokers []string, err error) {
 			brokers = append(brokers, s)
 		}
 	}
+	if len(brokers) == 0 {
+		return "", nil, fmt.Errorf("kafka: option 'properties.bootstrap.servers' = '%s' names no broker: expected a comma-separated list of host:port", servers)
+	}
 	if _, err := o.Choice("format", "json", "json"); err != nil {
 		return "", nil, err
 	}

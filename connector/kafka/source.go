@@ -244,6 +244,9 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 		for _, r := range p.Records {
 			s.next[r.Partition] = r.Offset + 1
 			row, err := s.dec.DecodeJSON(r.Value)
+			if r.Value == nil {
+				err = errors.New("not a JSON object: a tombstone (a record with a null value)")
+			}
 			if err != nil {
 				ch.Bad = append(ch.Bad, connector.BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})
 				continue
