@@ -10,6 +10,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamsql/streamsql/catalog"
+	"github.com/streamsql/streamsql/connector/kafka"
+	"github.com/streamsql/streamsql/types"
 )
 
 // Adversarial QA of the Kafka connector: records and options a user can throw at it.
@@ -183,4 +187,42 @@ func TestQAKafkaSlowBrokerRestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+}
+
+// TestQAKafkaRestartKeepsPauses: the feeder restarts a source's fetching after a partition
+// error (Restart) and then sets the pauses alignment wants. franz-go keeps a paused
+// partition paused across removing and re-adding it, but Restart forgot its pauses, so a
+// partition paused then and to resume now was never resumed: it stopped for good.
+func TestQAKafkaRestartKeepsPauses(t *testing.T) {
+	addr, cl := newKafka(t, 2, "bids")
+	src, err := kafka.OpenSource(map[string]string{"connector": "kafka", "topic": "bids", "properties.bootstrap.servers": addr},
+		[]catalog.Column{{Name: "auction", Type: types.T{Kind: types.BigInt}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := src.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	src.SetPaused(map[int32]bool{0: true})
+	src.Restart()
+	src.SetPaused(map[int32]bool{})
+	produce(t, cl, "bids", 0, `{"auction": 1}`)
+	got := 0
+	for got < 1 && ctx.Err() == nil {
+		pctx, c := context.WithTimeout(ctx, 100*time.Millisecond)
+		ch, err := src.Poll(pctx, 10)
+		c()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Rows != nil {
+			got += ch.Rows.N
+		}
+	}
+	if got != 1 {
+		t.Fatalf("partition 0, resumed after a Restart while paused, gave %d records in 5 s, want 1", got)
+	}
 }

@@ -212,7 +212,8 @@ func (s *Source) Restart() {
 	}
 	s.cl.RemoveConsumePartitions(map[string][]int32{s.topic: all})
 	s.consume()
-	s.paused = map[int32]bool{}
+	// s.paused stands: franz-go keeps partitions paused across removing and adding them, so
+	// forgetting them here left one paused for good when it was to resume.
 }
 
 // Poll waits until records arrive or ctx is done, and returns up to max of them decoded.
