@@ -226,3 +226,36 @@ func TestQAKafkaRestartKeepsPauses(t *testing.T) {
 		t.Fatalf("partition 0, resumed after a Restart while paused, gave %d records in 5 s, want 1", got)
 	}
 }
+
+// TestKafkaTransactionMarkersCounted: a partition that ends with a transaction's commit
+// marker is read to its end — the position passes the marker and the lag is 0 (the marker
+// holds an offset but no record; the position stopped before it, a lag of 1 for good).
+func TestKafkaTransactionMarkersCounted(t *testing.T) {
+	addr, _ := newKafka(t, 1, "bids")
+	db := openT(t, "")
+	mustExec(t, db, kafkaTable(addr, ""))
+	tx, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.TransactionalID("markers"), kgo.DefaultProduceTopic("bids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	ctx := context.Background()
+	for i, end := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort, kgo.TryCommit} {
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(bid("2024-01-01 00:00:01", i, 1))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.EndTransaction(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitPosition(t, db, "bids", 6) // offsets: 0, commit, 1 (aborted), abort, 2, commit
+	if got := queryStrings(t, db, "SELECT auction FROM bids ORDER BY auction"); strings.Join(got, ",") != "0,2" {
+		t.Fatalf("bids = %v, want 0,2", got)
+	}
+	if got := queryStrings(t, db, "SELECT lag FROM system.sources WHERE table_name = 'bids'"); strings.Join(got, ",") != "0" {
+		t.Fatalf("lag = %v, want 0", got)
+	}
+}

@@ -54,8 +54,9 @@ func OpenSource(opts map[string]string, cols []catalog.Column, pos []byte) (*Sou
 		return nil, err
 	}
 	// Read committed: records of transactions that are open or aborted are not the stream.
+	// Their markers are kept, so that the position passes them (see Poll).
 	s.cl, err = kgo.NewClient(append(clientOpts(brokers), kgo.FetchMaxWait(defaultFetchWait),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
@@ -244,6 +245,11 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 		s.high[p.Partition] = p.HighWatermark
 		for _, r := range p.Records {
 			s.next[r.Partition] = r.Offset + 1
+			if r.Attrs.IsControl() {
+				// A transaction's marker holds an offset and no data: passed, not read (a
+				// partition ending with one would otherwise keep a lag of 1).
+				continue
+			}
 			row, err := s.dec.DecodeJSON(r.Value)
 			if r.Value == nil {
 				err = errors.New("not a JSON object: a tombstone (a record with a null value)")
