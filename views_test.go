@@ -36,6 +36,11 @@ var viewQueries = []string{
 	`SELECT g, STRING_AGG(s, ',') AS sa, LISTAGG(DISTINCT s) AS la, FIRST_VALUE(v) AS fv, LAST_VALUE(s) AS ls, COUNT(*) AS n FROM c GROUP BY g`,
 	`SELECT b.g, EVERY(b.w > a.v) AS e, BOOL_OR(a.s = 'b') AS bo, ANY_VALUE(a.s) AS av FROM a JOIN b ON a.g = b.g GROUP BY b.g`,
 	`SELECT * FROM (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC, k) AS rn FROM a) x WHERE rn <= 2`,
+	// Top-N by WHERE over RANK, DENSE_RANK and ROW_NUMBER (the bound limits the Rank), with
+	// ties and duplicate rows.
+	`SELECT * FROM (SELECT k, g, v, RANK() OVER (PARTITION BY g ORDER BY v) AS r FROM a) x WHERE r < 3 AND v IS NOT NULL`,
+	`SELECT k, w, d FROM (SELECT k, w, DENSE_RANK() OVER (PARTITION BY g ORDER BY w DESC) AS d FROM b) x WHERE d = 2`,
+	`SELECT * FROM (SELECT k, g, ROW_NUMBER() OVER (PARTITION BY g ORDER BY k DESC) AS rn FROM a) x WHERE 1 >= rn`,
 	`SELECT g, SUM(v) AS s FROM (SELECT * FROM a WHERE v IS NOT NULL) x GROUP BY g`,
 	`SELECT b.g, COUNT(*) AS n FROM b LEFT JOIN a ON a.g = b.g AND a.v < b.w GROUP BY b.g`,
 	// Window functions over an outer join whose other side (a) is updated and upserted.
@@ -353,4 +358,30 @@ func windowRunsMatchColumnPath(t *testing.T, tvf func(table string) string) {
 		}
 	}
 	db.Close()
+}
+
+// TestTopNFilterLimitsRank checks which WHEREs over a ranking function bound its Rank (EXPLAIN
+// shows limit=n): an upper bound of the number, through projections, and not a number that
+// another window function above it reads.
+func TestTopNFilterLimitsRank(t *testing.T) {
+	db := openT(t, "")
+	mustExec(t, db, `CREATE TABLE t (id BIGINT PRIMARY KEY, p BIGINT, v BIGINT)`)
+	for q, want := range map[string]string{
+		`SELECT * FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY p ORDER BY v DESC) AS rn FROM t) x WHERE rn <= 3`:             "limit=3",
+		`SELECT id FROM (SELECT id, v, RANK() OVER (ORDER BY v) AS r FROM t) x WHERE v > 0 AND r < 3 AND r <= 5`:                 "limit=2",
+		`SELECT * FROM (SELECT id, DENSE_RANK() OVER (ORDER BY v) AS d FROM t) x WHERE d = 4`:                                    "limit=4",
+		`SELECT * FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY v) AS rn FROM t) x WHERE rn >= 3`:                                 "",
+		`SELECT * FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY v) AS rn FROM t) x WHERE rn + 0 <= 3`:                             "",
+		`SELECT * FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY v) AS rn, LAG(v) OVER (ORDER BY id) AS l FROM t) x WHERE rn <= 3`: "",
+		`SELECT * FROM (SELECT id, COUNT(*) OVER (ORDER BY v) AS c FROM t) x WHERE c <= 3`:                                       "",
+	} {
+		plan := strings.Join(queryStrings(t, db, "EXPLAIN CREATE MATERIALIZED VIEW x AS "+q), "\n")
+		got := ""
+		if i := strings.Index(plan, "limit="); i >= 0 {
+			got = strings.Fields(plan[i:])[0]
+		}
+		if got != want {
+			t.Errorf("%s: the Rank has %q, want %q in\n%s", q, got, want, plan)
+		}
+	}
 }

@@ -81,7 +81,7 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			l.node = &Filter{Input: l.node, Pred: pred}
+			l.node = newFilter(l.node, pred)
 			used[i] = true
 		}
 	}

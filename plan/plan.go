@@ -422,6 +422,8 @@ func (n *Rank) explain() string {
 		if n.Limit >= 0 {
 			text += fmt.Sprint(n.Limit)
 		}
+	} else if n.Limit >= 0 { // WHERE rn <= n above: the rows it numbers up to n
+		text += fmt.Sprintf(" limit=%d", n.Limit)
 	}
 	if n.EmitOnClose {
 		text += " (emit on window close)"

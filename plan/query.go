@@ -100,7 +100,7 @@ func (b *Binder) bindSelect(sel *ast.SelectStmt, outer *scope) (Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		input = &Filter{Input: input, Pred: pred}
+		input = newFilter(input, pred)
 	}
 
 	fields := sel.Fields.Fields
