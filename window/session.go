@@ -177,17 +177,19 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 			continue // not its session, or complete when the retraction arrived
 		}
 		for j, r := range x.rows {
-			if sameRow(r, row) {
-				x.w[j] += w
-				s.dirty[x] = true
-				if x.w[j] <= 0 {
-					x.rows = append(x.rows[:j], x.rows[j+1:]...)
-					x.w = append(x.w[:j], x.w[j+1:]...)
-					s.shrink(key, x)
-				}
-				s.Mark(key)
-				return
+			// The event time first: an int64 compare rules out nearly every other row.
+			if t, ok := r[s.TimeCol].(int64); !ok || t != ts || !sameRow(r, row) {
+				continue
 			}
+			x.w[j] += w
+			s.dirty[x] = true
+			if x.w[j] <= 0 {
+				x.rows = append(x.rows[:j], x.rows[j+1:]...)
+				x.w = append(x.w[:j], x.w[j+1:]...)
+				s.shrink(key, x, ts)
+			}
+			s.Mark(key)
+			return
 		}
 	}
 	// The row's session is complete (or the row was late itself): a late change.
@@ -196,9 +198,11 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 	}
 }
 
-// shrink fits session x to the rows it has left: [first ts, last ts + gap), never split; a
-// session left with none is gone (its emitted rows are retracted).
-func (s *Session) shrink(key string, x *session) {
+// shrink fits session x to the rows it has left after one at ts left it: [first ts, last ts
+// + gap), never split; a session left with none is gone (its emitted rows are retracted).
+// The bounds are the least ts and the greatest plus gap, so only a row at one of them can
+// move them: the others leave them as they are, without a pass over the rows.
+func (s *Session) shrink(key string, x *session, ts int64) {
 	if len(x.rows) == 0 {
 		list := s.parts[key]
 		for i, y := range list {
@@ -214,6 +218,9 @@ func (s *Session) shrink(key string, x *session) {
 		if x.emitted != nil {
 			s.gone = append(s.gone, x)
 		}
+		return
+	}
+	if ts != x.start && ts+s.Gap != x.end {
 		return
 	}
 	x.start, x.end = 1<<63-1, -1<<63

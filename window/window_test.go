@@ -421,3 +421,65 @@ func TestWindowsHugeIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionBoundsFitRows: after insertions and retractions in any order (inner rows,
+// rows at a bound, duplicates), every open session spans exactly its rows, [least ts, greatest
+// ts + gap), and holds rows of positive weight only: shrink rescans only when a row at a bound
+// leaves.
+func TestSessionBoundsFitRows(t *testing.T) {
+	for seed := 0; seed < 500; seed++ {
+		r := rand.New(rand.NewSource(int64(seed)))
+		gap := int64(1 + r.Intn(6))
+		var log []string
+		s := rsSession(gap, false, &log)
+		for i, m := range rsMsgs(r, 10+r.Intn(80)) {
+			if err := s.Push(0, m); err != nil {
+				t.Fatal(err)
+			}
+			for _, list := range s.parts {
+				for _, x := range list {
+					lo, hi := int64(1<<63-1), int64(-1<<63)
+					for j, row := range x.rows {
+						ts := row[s.TimeCol].(int64)
+						lo, hi = min(lo, ts), max(hi, ts+gap)
+						if x.w[j] <= 0 {
+							t.Fatalf("seed %d msg %d: a row of weight %d stays", seed, i, x.w[j])
+						}
+					}
+					if len(x.rows) == 0 || x.start != lo || x.end != hi {
+						t.Fatalf("seed %d msg %d: session [%d, %d) over %d rows spanning [%d, %d)", seed, i, x.start, x.end, len(x.rows), lo, hi)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSessionRetract deletes every other row of one open session of 20,000 rows.
+func BenchmarkSessionRetract(b *testing.B) {
+	const n = 20000
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{int64(i), int64(1), int64(i), int64(i % 10)}
+	}
+	in := exec.RowsToBatch(rows, rsTypes)
+	var odd [][]any
+	for i := 1; i < n; i += 2 {
+		odd = append(odd, rows[i])
+	}
+	del := exec.RowsToBatch(odd, rsTypes)
+	del.W = make([]int64, del.N)
+	for i := range del.W {
+		del.W[i] = -1
+	}
+	for b.Loop() {
+		var log []string
+		s := rsSession(1000, false, &log)
+		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: in}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: del}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
