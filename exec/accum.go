@@ -572,16 +572,19 @@ func (m *momentAcc) load(r *StateReader, g int32) {
 
 // extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
 // input can retract, also a multiset of values, scanned for the next extreme only when the
-// current one's last copy is retracted.
+// current one's last copy is retracted — and then once, when the result is next read (stale
+// marks it), not per retraction: a statement deleting the k least values of a group of n
+// costs n, not k·n.
 type extremeAcc struct {
 	max, retract bool
 	val          []any
 	multi        []map[any]int64
+	stale        []bool
 }
 
 func (e *extremeAcc) grow(g int) {
 	for len(e.val) < g {
-		e.val = append(e.val, nil)
+		e.val, e.stale = append(e.val, nil), append(e.stale, false)
 		var m map[any]int64
 		if e.retract {
 			m = map[any]int64{}
@@ -613,18 +616,14 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 			m[k] += w
 			switch {
 			case m[k] > 0:
-				if w > 0 && (e.val[g] == nil || e.better(v, e.val[g])) {
+				if w > 0 && !e.stale[g] && (e.val[g] == nil || e.better(v, e.val[g])) {
 					e.val[g] = v
 				}
 			case e.val[g] != nil && CompareValues(v, e.val[g]) == 0:
-				// The extreme's last copy left: the next one is found among the rest.
+				// The extreme's last copy left: the next one is found among the rest when
+				// the result is read (settle).
 				delete(m, k)
-				e.val[g] = nil
-				for k := range m {
-					if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
-						e.val[g] = x
-					}
-				}
+				e.val[g], e.stale[g] = nil, true
 			default:
 				// None left (below zero: a retraction of a value the group never held, which
 				// only a TTL's forgotten rows bring about; the group holds none of it).
@@ -639,12 +638,28 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 	return nil
 }
 
-func (e *extremeAcc) result(g int32) any { return e.val[g] }
+func (e *extremeAcc) result(g int32) any {
+	e.settle(g)
+	return e.val[g]
+}
+
+// settle finds group g's extreme among its values, if its last one left since.
+func (e *extremeAcc) settle(g int32) {
+	if !e.stale[g] {
+		return
+	}
+	e.val[g], e.stale[g] = nil, false
+	for k := range e.multi[g] {
+		if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
+			e.val[g] = x
+		}
+	}
+}
 
 func (e *extremeAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(e, gs, t) }
 
 func (e *extremeAcc) reset(g int32) {
-	e.val[g] = nil
+	e.val[g], e.stale[g] = nil, false
 	if e.retract {
 		e.multi[g] = map[any]int64{}
 	}
@@ -1014,11 +1029,12 @@ func (s *floatSumAcc) load(r *StateReader, g int32) {
 	s.nonFinite.load(r, g)
 }
 func (e *extremeAcc) save(w *StateWriter, g int32) {
+	e.settle(g)
 	w.Value(e.val[g])
 	saveMultiset(w, e.multi[g])
 }
 func (e *extremeAcc) load(r *StateReader, g int32) {
-	e.val[g] = r.Value()
+	e.val[g], e.stale[g] = r.Value(), false
 	if m := loadMultiset(r); e.retract {
 		e.multi[g] = m
 	}

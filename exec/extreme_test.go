@@ -87,3 +87,59 @@ func TestWindowedAggKeyHomes(t *testing.T) {
 		}
 	}
 }
+
+// minAfterBatch pushes a batch of (group 1, value, weight) rows into a MIN aggregate holding
+// 0 .. n-1 and returns the group's row.
+func minAfterBatch(t testing.TB, n int, vals, ws []int64) string {
+	out := liveCounts{}
+	h := &HashAgg{Keys: []int{0}, KeyT: []types.T{types.TBigInt},
+		Aggs: []AggSpec{{Fn: AggMin, Arg: 1, In: types.TBigInt}}, Retract: true, Out: Output{Op: out}}
+	ts := []types.T{types.TBigInt, types.TBigInt}
+	var rows [][]any
+	for i := range n {
+		rows = append(rows, []any{int64(1), int64(i)})
+	}
+	if err := h.Push(0, Msg{Kind: MsgBatch, Batch: RowsToBatch(rows, ts)}); err != nil {
+		t.Fatal(err)
+	}
+	rows = rows[:0]
+	for _, v := range vals {
+		rows = append(rows, []any{int64(1), v})
+	}
+	b := RowsToBatch(rows, ts)
+	b.W = ws
+	if err := h.Push(0, Msg{Kind: MsgBatch, Batch: b}); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(map[string]int64(out))
+}
+
+// TestMinRetractedInOneBatch: one batch retracting the least values in turn (each the
+// extreme when it leaves), then inserting one above and one below what is left: the extreme
+// is found once, at the end, among the values left and those inserted after it left.
+func TestMinRetractedInOneBatch(t *testing.T) {
+	var vals, ws []int64
+	for v := range int64(50) {
+		vals, ws = append(vals, v), append(ws, -1)
+	}
+	if got, want := minAfterBatch(t, 100, vals, ws), "map[[1 50]:1]"; got != want {
+		t.Errorf("lower half retracted: %s, want %s", got, want)
+	}
+	vals, ws = append(vals, 70, 7, 3), append(ws, 1, 1, 1)
+	vals, ws = append(vals, 3), append(ws, -1)
+	if got, want := minAfterBatch(t, 100, vals, ws), "map[[1 7]:1]"; got != want {
+		t.Errorf("lower half retracted, 70, 7 and 3 inserted, 3 retracted: %s, want %s", got, want)
+	}
+}
+
+// BenchmarkMinRetractAscending retracts the least half of 20,000 values in one batch, each
+// the current MIN when it leaves.
+func BenchmarkMinRetractAscending(b *testing.B) {
+	var vals, ws []int64
+	for v := range int64(10000) {
+		vals, ws = append(vals, v), append(ws, -1)
+	}
+	for b.Loop() {
+		minAfterBatch(b, 20000, vals, ws)
+	}
+}
