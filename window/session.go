@@ -20,8 +20,10 @@ import (
 // window_end and window_time appended). By default it emits a session's rows whenever it
 // changes (retracting the previous rows, including those of sessions merged away); with
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
-// Retractions from the input remove a row from the session that holds it, which then spans
-// its remaining rows (never split); a session left with no row is gone.
+// Retractions from the input remove a row from the session that holds it, whose remaining
+// rows then form the sessions they would without it (split in two where the row bridged a
+// gap); a session left with no row is gone. A retraction followed by an insertion into the
+// same partition (an UPDATE) is regrouped once, after both.
 type Session struct {
 	Gap      int64
 	TimeCol  int
@@ -82,6 +84,8 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	}
 	b := m.Batch
 	tcol := b.Cols[s.TimeCol]
+	var left *session // a session an UPDATE's old row left, regrouped after its new row
+	var leftTs int64
 	for i := 0; i < b.N; i++ {
 		wm := exec.NoWatermark
 		switch {
@@ -100,9 +104,26 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		s.kb = exec.RowKey(s.kb[:0], b, s.PartCols, i)
 		key := string(s.kb)
 		if w := b.Weight(i); w > 0 {
-			s.insert(key, ts, wm, b.Row(i), w)
-		} else {
-			s.retract(key, ts, wm, b.Row(i), w)
+			ns := s.insert(key, ts, wm, b.Row(i), w)
+			if left != nil {
+				if !s.listed(key, left) { // the new row's session absorbed it
+					left = ns
+				}
+				s.regroup(key, left, leftTs)
+				left = nil
+			}
+			continue
+		}
+		x := s.retract(key, ts, wm, b.Row(i), b.Weight(i))
+		// A retraction right before an insertion into the same partition is one change of a
+		// row (an UPDATE's or an upsert's old and new row): the session is regrouped after
+		// both, so a row rewritten or moved within its session does not split it on the way.
+		paired := i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
+			string(exec.RowKey(nil, b, s.PartCols, i+1)) == key
+		if x != nil && paired {
+			left, leftTs = x, ts
+		} else if x != nil {
+			s.regroup(key, x, ts)
 		}
 	}
 	if s.Batch || s.EmitOnClose {
@@ -113,7 +134,9 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	return s.emitChanges()
 }
 
-func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
+// insert adds a row to the session it forms, merging the open ones it overlaps or touches,
+// and returns that session (nil: the row is late).
+func (s *Session) insert(key string, ts, wm int64, row []any, w int64) *session {
 	start, end := ts, ts+s.Gap
 	list := s.parts[key]
 	var keep, merged []*session
@@ -136,7 +159,7 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 		if s.Late != nil {
 			s.Late(LateRow{EventTime: ts, Watermark: wm, Row: row})
 		}
-		return
+		return nil
 	}
 	// The largest merged session absorbs the others, keeping its rows and its emitted output
 	// (retracted when it is next emitted): a session that keeps growing costs O(1) per row,
@@ -169,9 +192,13 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) {
 	s.parts[key] = list
 	s.dirty[ns] = true
 	s.Mark(key)
+	return ns
 }
 
-func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
+// retract takes a row back from the open session holding it and returns that session if the
+// row left it (its weight came to 0), for regroup; a retraction from a complete session is
+// late.
+func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session {
 	for _, x := range s.parts[key] {
 		if ts < x.start || ts >= x.end || x.end-1 <= wm {
 			continue // not its session, or complete when the retraction arrived
@@ -183,26 +210,39 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) {
 			}
 			x.w[j] += w
 			s.dirty[x] = true
-			if x.w[j] <= 0 {
-				x.rows = append(x.rows[:j], x.rows[j+1:]...)
-				x.w = append(x.w[:j], x.w[j+1:]...)
-				s.shrink(key, x, ts)
-			}
 			s.Mark(key)
-			return
+			if x.w[j] > 0 {
+				return nil
+			}
+			x.rows = append(x.rows[:j], x.rows[j+1:]...)
+			x.w = append(x.w[:j], x.w[j+1:]...)
+			return x
 		}
 	}
 	// The row's session is complete (or the row was late itself): a late change.
 	if s.Late != nil {
 		s.Late(LateRow{EventTime: ts, Watermark: wm, Row: row})
 	}
+	return nil
 }
 
-// shrink fits session x to the rows it has left after one at ts left it: [first ts, last ts
-// + gap), never split; a session left with none is gone (its emitted rows are retracted).
-// The bounds are the least ts and the greatest plus gap, so only a row at one of them can
-// move them: the others leave them as they are, without a pass over the rows.
-func (s *Session) shrink(key string, x *session, ts int64) {
+// listed reports whether x is one of the partition's sessions.
+func (s *Session) listed(key string, x *session) bool {
+	for _, y := range s.parts[key] {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// regroup fits session x to the rows it has left after one at ts left it: the sessions they
+// form, as SESSION groups any rows. Only the gap the row leaves can part them (the others
+// were at most Gap apart), so x splits at most in two: x keeps the rows before ts, a new
+// session takes those after, when the closest on either side are more than Gap apart. The
+// bounds are [least ts, greatest ts + gap). A session left with no row is gone (its emitted
+// rows are retracted). One pass over the rows, and a second only to split.
+func (s *Session) regroup(key string, x *session, ts int64) {
 	if len(x.rows) == 0 {
 		list := s.parts[key]
 		for i, y := range list {
@@ -220,14 +260,36 @@ func (s *Session) shrink(key string, x *session, ts int64) {
 		}
 		return
 	}
-	if ts != x.start && ts+s.Gap != x.end {
+	lo, hi := int64(1<<63-1), int64(-1<<63)
+	before, after := int64(-1<<63), int64(1<<63-1) // the closest times at or before ts, at or after it
+	for _, r := range x.rows {
+		t := r[s.TimeCol].(int64)
+		lo, hi = min(lo, t), max(hi, t)
+		if t <= ts {
+			before = max(before, t)
+		}
+		if t >= ts {
+			after = min(after, t)
+		}
+	}
+	x.start, x.end = lo, hi+s.Gap
+	if before == -1<<63 || after == 1<<63-1 || after-before <= s.Gap {
 		return
 	}
-	x.start, x.end = 1<<63-1, -1<<63
-	for _, r := range x.rows {
-		ts := r[s.TimeCol].(int64)
-		x.start, x.end = min(x.start, ts), max(x.end, ts+s.Gap)
+	y := &session{key: key, start: after, end: x.end}
+	rows, ws := x.rows, x.w
+	x.rows, x.w, x.end = nil, nil, before+s.Gap
+	for j, r := range rows {
+		if r[s.TimeCol].(int64) < ts {
+			x.rows, x.w = append(x.rows, r), append(x.w, ws[j])
+		} else {
+			y.rows, y.w = append(y.rows, r), append(y.w, ws[j])
+		}
 	}
+	list := append(s.parts[key], y)
+	sort.Slice(list, func(a, b int) bool { return list[a].start < list[b].start })
+	s.parts[key] = list
+	s.dirty[x], s.dirty[y] = true, true
 }
 
 func sameRow(a, b []any) bool {

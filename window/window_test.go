@@ -7,6 +7,7 @@ package window
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -423,9 +424,10 @@ func TestWindowsHugeIntervals(t *testing.T) {
 }
 
 // TestSessionBoundsFitRows: after insertions and retractions in any order (inner rows,
-// rows at a bound, duplicates), every open session spans exactly its rows, [least ts, greatest
-// ts + gap), and holds rows of positive weight only: shrink rescans only when a row at a bound
-// leaves.
+// rows at a bound, duplicates, a row bridging two parts), every open session spans exactly its
+// rows, [least ts, greatest ts + gap), holds rows of positive weight only, and is one session:
+// no two of its rows consecutive in time are more than the gap apart (a retraction of a row
+// that bridged a gap splits its session).
 func TestSessionBoundsFitRows(t *testing.T) {
 	for seed := 0; seed < 500; seed++ {
 		r := rand.New(rand.NewSource(int64(seed)))
@@ -448,6 +450,16 @@ func TestSessionBoundsFitRows(t *testing.T) {
 					}
 					if len(x.rows) == 0 || x.start != lo || x.end != hi {
 						t.Fatalf("seed %d msg %d: session [%d, %d) over %d rows spanning [%d, %d)", seed, i, x.start, x.end, len(x.rows), lo, hi)
+					}
+					var times []int64
+					for _, row := range x.rows {
+						times = append(times, row[s.TimeCol].(int64))
+					}
+					slices.Sort(times)
+					for j := 1; j < len(times); j++ {
+						if times[j]-times[j-1] > gap {
+							t.Fatalf("seed %d msg %d: session [%d, %d) holds rows at %d and %d, more than the gap %d apart", seed, i, x.start, x.end, times[j-1], times[j], gap)
+						}
 					}
 				}
 			}
