@@ -53,8 +53,14 @@ type session struct {
 	key        string
 	start, end int64
 	rows       [][]any
-	w          []int64
+	w          []int64 // the rows' weights
+	ts         []int64 // the rows' event times (searched without unboxing rows)
 	emitted    *exec.Batch
+}
+
+// add appends a row of weight w and event time ts.
+func (x *session) add(row []any, w, ts int64) {
+	x.rows, x.w, x.ts = append(x.rows, row), append(x.w, w), append(x.ts, ts)
 }
 
 var _ exec.Operator = (*Session)(nil)
@@ -180,13 +186,13 @@ func (s *Session) insert(key string, ts, wm int64, row []any, w int64) *session 
 		}
 		ns.rows = append(ns.rows, x.rows...)
 		ns.w = append(ns.w, x.w...)
+		ns.ts = append(ns.ts, x.ts...)
 		if x.emitted != nil {
 			s.gone = append(s.gone, x)
 		}
 		delete(s.dirty, x)
 	}
-	ns.rows = append(ns.rows, row)
-	ns.w = append(ns.w, w)
+	ns.add(row, w, ts)
 	list = append(list, ns)
 	sort.Slice(list, func(a, b int) bool { return list[a].start < list[b].start })
 	s.parts[key] = list
@@ -203,9 +209,9 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session
 		if ts < x.start || ts >= x.end || x.end-1 <= wm {
 			continue // not its session, or complete when the retraction arrived
 		}
-		for j, r := range x.rows {
+		for j, t := range x.ts {
 			// The event time first: an int64 compare rules out nearly every other row.
-			if t, ok := r[s.TimeCol].(int64); !ok || t != ts || !sameRow(r, row) {
+			if t != ts || !sameRow(x.rows[j], row) {
 				continue
 			}
 			x.w[j] += w
@@ -216,6 +222,7 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session
 			}
 			x.rows = append(x.rows[:j], x.rows[j+1:]...)
 			x.w = append(x.w[:j], x.w[j+1:]...)
+			x.ts = append(x.ts[:j], x.ts[j+1:]...)
 			return x
 		}
 	}
@@ -262,8 +269,7 @@ func (s *Session) regroup(key string, x *session, ts int64) {
 	}
 	lo, hi := int64(1<<63-1), int64(-1<<63)
 	before, after := int64(-1<<63), int64(1<<63-1) // the closest times at or before ts, at or after it
-	for _, r := range x.rows {
-		t := r[s.TimeCol].(int64)
+	for _, t := range x.ts {
 		lo, hi = min(lo, t), max(hi, t)
 		if t <= ts {
 			before = max(before, t)
@@ -277,13 +283,13 @@ func (s *Session) regroup(key string, x *session, ts int64) {
 		return
 	}
 	y := &session{key: key, start: after, end: x.end}
-	rows, ws := x.rows, x.w
-	x.rows, x.w, x.end = nil, nil, before+s.Gap
+	rows, ws, times := x.rows, x.w, x.ts
+	x.rows, x.w, x.ts, x.end = nil, nil, nil, before+s.Gap
 	for j, r := range rows {
-		if r[s.TimeCol].(int64) < ts {
-			x.rows, x.w = append(x.rows, r), append(x.w, ws[j])
+		if times[j] < ts {
+			x.add(r, ws[j], times[j])
 		} else {
-			y.rows, y.w = append(y.rows, r), append(y.w, ws[j])
+			y.add(r, ws[j], times[j])
 		}
 	}
 	list := append(s.parts[key], y)
@@ -455,8 +461,12 @@ func (s *Session) LoadState(r *exec.StateReader) error {
 			x := &session{key: k, start: pr.Int(), end: pr.Int()}
 			rows := pr.Len()
 			for q := 0; q < rows && pr.Err() == nil; q++ {
-				x.rows = append(x.rows, pr.Row())
-				x.w = append(x.w, pr.Int())
+				row, w := pr.Row(), pr.Int()
+				if pr.Err() != nil {
+					break
+				}
+				ts, _ := row[s.TimeCol].(int64)
+				x.add(row, w, ts)
 			}
 			x.emitted = pr.Batch(s.OutTypes)
 			s.parts[k] = append(s.parts[k], x)

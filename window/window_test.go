@@ -452,8 +452,11 @@ func TestSessionBoundsFitRows(t *testing.T) {
 						t.Fatalf("seed %d msg %d: session [%d, %d) over %d rows spanning [%d, %d)", seed, i, x.start, x.end, len(x.rows), lo, hi)
 					}
 					var times []int64
-					for _, row := range x.rows {
+					for j, row := range x.rows {
 						times = append(times, row[s.TimeCol].(int64))
+						if len(x.ts) != len(x.rows) || x.ts[j] != times[j] {
+							t.Fatalf("seed %d msg %d: session [%d, %d) keeps times %v for rows %v", seed, i, x.start, x.end, x.ts, x.rows)
+						}
 					}
 					slices.Sort(times)
 					for j := 1; j < len(times); j++ {
