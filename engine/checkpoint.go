@@ -205,15 +205,16 @@ const (
 // segSub, rows retracted, as row encodings each after its length (segAdd for a batch
 // AppendSegment refuses: its rows lose their watermarks). A checkpoint appends what changed
 // since the last one as segments, so it writes a few large values, not a key per row; once
-// the log holds more than twice the rows it adds up to, the next checkpoint rewrites it as
-// the rows alone.
+// the log holds more than twice the rows it adds up to, or more than twice their bytes, the
+// next checkpoint rewrites it as the rows alone.
 const (
 	segCols   = 'C'
 	segColsWM = 'W'
 	segAdd    = 'A'
 	segSub    = 'D'
-	// minLogRows is a log length never worth a rewrite.
-	minLogRows = 4096
+	// minLogRows and minLogBytes are a log length and size never worth a rewrite.
+	minLogRows  = 4096
+	minLogBytes = 4 << 20
 )
 
 // persist records in w how the checkpoint holds the rows, and writes into wb what changed
@@ -228,14 +229,15 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			return 0, func() {}
 		}
 		segs.Clear(wb) // the rows moved to the row store
-		return 0, func() { s.dropSegs, s.segs, s.logRows = false, 0, 0 }
+		return 0, func() { s.dropSegs, s.segs, s.logRows, s.logBytes = false, 0, 0, 0 }
 	}
 	w.Int(rowsSegments)
-	n, logRows := s.segs, s.logRows
+	n, logRows, logBytes := s.segs, s.logRows, s.logBytes
 	write := func(buf []byte, rows int64) {
 		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
 		n++
 		logRows += rows
+		logBytes += int64(len(buf))
 		written += int64(len(buf))
 	}
 	writeAdds := func(bs []*exec.Batch) {
@@ -268,16 +270,19 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			write(buf, int64(b.N))
 		}
 	}
-	newRows := s.nSubs
+	newRows, newBytes := s.nSubs, int64(0)
 	for _, b := range s.newAdds {
 		newRows += int64(b.N)
+		newBytes += b.MemSize()
 	}
-	if live := s.rows - s.retracted; logRows+newRows > 2*live+minLogRows {
+	live := s.rows - s.retracted
+	liveBytes := s.bytes / max(s.rows, 1) * live
+	if logRows+newRows > 2*live+minLogRows || logBytes+newBytes > 2*liveBytes+minLogBytes {
 		// The log has outgrown the rows: rewrite it as the rows alone, and the retractions
 		// still waiting for their rows.
 		s.compact()
 		segs.Clear(wb)
-		n, logRows = 0, 0
+		n, logRows, logBytes = 0, 0, 0
 		writeAdds(s.added)
 		if s.retracted > 0 {
 			var subs subsWriter
@@ -299,7 +304,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	}
 	return written, func() {
 		s.newAdds, s.newSubs, s.nSubs = nil, nil, 0
-		s.segs, s.logRows = n, logRows
+		s.segs, s.logRows, s.logBytes = n, logRows, logBytes
 	}
 }
 
@@ -335,6 +340,7 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
+			s.logBytes += int64(len(buf))
 			if len(buf) > 0 && (buf[0] == segCols || buf[0] == segColsWM) {
 				ts := s.types
 				if buf[0] == segColsWM {

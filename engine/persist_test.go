@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/streamsql/streamsql/exec"
@@ -191,5 +192,48 @@ func TestViewRowsSegmentKinds(t *testing.T) {
 	sort.Strings(got)
 	if want := "[[1 a] 1 [2 <nil>] 1 [3 <nil>] 1 [4 <nil>] 1]"; fmt.Sprint(got) != want {
 		t.Fatalf("restored rows %v, want %s", got, want)
+	}
+}
+
+// TestViewRowsLargeVersions: a view of one row that changes every batch and grows (a
+// STRING_AGG over one group) keeps, in memory and in its checkpointed log, a bounded multiple
+// of the row's bytes — not a thousand of its versions, which a count of rows alone allowed
+// (a 20k-row group's checkpoint wrote 172 MB); a restore still finds the row.
+func TestViewRowsLargeVersions(t *testing.T) {
+	ts := []types.T{types.TBigInt, types.TVarchar}
+	st, v, s, segs := newTestViewStore(t, ts)
+	var prev []any
+	for step := 1; step <= 600; step++ {
+		row := []any{int64(step), strings.Repeat("x", 1000*step)}
+		rows, ws := [][]any{row}, []int64{1}
+		if prev != nil {
+			rows, ws = [][]any{prev, row}, []int64{-1, 1}
+		}
+		b := exec.RowsToBatch(rows, ts)
+		b.W = ws
+		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b}); err != nil {
+			t.Fatal(err)
+		}
+		prev = row
+		if step%5 == 0 {
+			persistRows(t, st, s, segs)
+		}
+		rowBytes := int64(1000 * step)
+		if limit := 4*rowBytes + 4<<20; s.bytes > limit {
+			t.Fatalf("step %d: %d bytes of versions kept in memory for a row of %d", step, s.bytes, rowBytes)
+		}
+		if limit := 12*rowBytes + 4<<20; s.logBytes > limit {
+			t.Fatalf("step %d: a log of %d bytes for a row of %d", step, s.logBytes, rowBytes)
+		}
+	}
+	buf := persistRows(t, st, s, segs)
+	loaded := newViewStore(v, ts)
+	if err := loaded.load(&exec.StateReader{Buf: buf}, nil, st.Spill(1, segmentsOp)); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	loaded.each(func(r []any, c int64) { got = append(got, fmt.Sprint(r[0], len(r[1].(string)), c)) })
+	if fmt.Sprint(got) != "[600 600000 1]" {
+		t.Fatalf("restored rows %v, want the last version alone", got)
 	}
 }

@@ -695,6 +695,10 @@ type viewStore struct {
 	segs     uint64
 	logRows  int64
 	dropSegs bool
+	// bytes weighs added (Batch.MemSize) and logBytes the log: a view of few rows that change
+	// often (a STRING_AGG over a growing group) piles up large versions long before their
+	// count calls for a compaction or a rewrite.
+	bytes, logBytes int64
 }
 
 // rowRef is n copies of row i of batch b (batches are never changed once made).
@@ -760,8 +764,12 @@ func insertOnly(b *exec.Batch) bool {
 	return true
 }
 
-// compactMin is the number of retracted rows below which compact waits for a read.
-const compactMin = 1024
+// compactMin is the number of retracted rows, and compactBytes the size of the rows kept,
+// below which compact waits for a read.
+const (
+	compactMin   = 1024
+	compactBytes = 4 << 20
+)
 
 // apply adds a batch's weighted rows: its insertions as a batch of added, its retractions
 // to minus. A batch with no weight above 1 is added whole, a retraction's own row then
@@ -797,7 +805,7 @@ func (s *viewStore) apply(b *exec.Batch) {
 			s.add(exec.Take(rows, pos, s.types), true)
 		}
 	}
-	if s.retracted >= compactMin && 2*s.retracted > s.rows {
+	if (s.retracted >= compactMin || s.bytes >= compactBytes) && 2*s.retracted > s.rows {
 		s.compact()
 	}
 }
@@ -834,6 +842,7 @@ func (s *viewStore) settle() {
 func (s *viewStore) add(b *exec.Batch, fresh bool) {
 	s.added = append(s.added, b)
 	s.rows += int64(b.N)
+	s.bytes += b.MemSize()
 	if fresh {
 		s.newAdds = append(s.newAdds, b)
 	}
@@ -893,7 +902,10 @@ func (s *viewStore) compact() {
 		}
 	}
 	flush()
-	s.added = out
+	s.added, s.bytes = out, 0
+	for _, b := range out {
+		s.bytes += b.MemSize()
+	}
 }
 
 // startSpill moves the rows into p and keeps them there from now on: under each row's key
@@ -911,7 +923,7 @@ func (s *viewStore) startSpill(p *state.Spill) {
 	s.n = s.rows - s.retracted
 	counts.eachKey(func(kb []byte, c int64) { p.Put(kb, binary.AppendVarint(nil, c)) })
 	s.spill, s.dropSegs = p, true
-	s.added, s.rows, s.minus, s.retracted, s.idx = nil, 0, newRowBag(), 0, nil
+	s.added, s.rows, s.bytes, s.minus, s.retracted, s.idx = nil, 0, 0, newRowBag(), 0, nil
 	s.newAdds, s.newSubs, s.nSubs = nil, nil, 0
 }
 
