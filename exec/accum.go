@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -571,20 +572,41 @@ func (m *momentAcc) load(r *StateReader, g int32) {
 }
 
 // extremeAcc keeps MIN or MAX: the current extreme for insert-only input, or, when the
-// input can retract, also a multiset of values, scanned for the next extreme only when the
-// current one's last copy is retracted — and then once, when the result is next read (stale
-// marks it), not per retraction: a statement deleting the k least values of a group of n
-// costs n, not k·n.
+// input can retract, also a multiset of values and a heap of them, best first, in which the
+// next extreme is found when the current one's last copy is retracted — once, when the
+// result is next read (stale marks it), not per retraction. The heap is built from the
+// multiset when first needed and keeps values that left until they reach its top (or until
+// it holds twice as many as the multiset, when it is rebuilt), so deleting the extreme of a
+// group of n, statement after statement, costs log n each, not n.
 type extremeAcc struct {
 	max, retract bool
 	val          []any
 	multi        []map[any]int64
+	order        []*extremeHeap // nil until first needed
 	stale        []bool
+}
+
+// extremeHeap holds multiset keys, the best value (by better) first.
+type extremeHeap struct {
+	keys   []any
+	better func(a, b any) bool
+}
+
+func (h *extremeHeap) Len() int { return len(h.keys) }
+func (h *extremeHeap) Less(i, j int) bool {
+	return h.better(multisetValue(h.keys[i]), multisetValue(h.keys[j]))
+}
+func (h *extremeHeap) Swap(i, j int) { h.keys[i], h.keys[j] = h.keys[j], h.keys[i] }
+func (h *extremeHeap) Push(x any)    { h.keys = append(h.keys, x) }
+func (h *extremeHeap) Pop() any {
+	k := h.keys[len(h.keys)-1]
+	h.keys = h.keys[:len(h.keys)-1]
+	return k
 }
 
 func (e *extremeAcc) grow(g int) {
 	for len(e.val) < g {
-		e.val, e.stale = append(e.val, nil), append(e.stale, false)
+		e.val, e.stale, e.order = append(e.val, nil), append(e.stale, false), append(e.order, nil)
 		var m map[any]int64
 		if e.retract {
 			m = map[any]int64{}
@@ -614,6 +636,9 @@ func (e *extremeAcc) update(gids []int32, col arrow.Array, b *Batch) error {
 		if m := e.multi[g]; m != nil {
 			k := multisetKey(v)
 			m[k] += w
+			if h := e.order[g]; h != nil && w > 0 && m[k] == w { // a value new to the group
+				heap.Push(h, k)
+			}
 			switch {
 			case m[k] > 0:
 				if w > 0 && !e.stale[g] && (e.val[g] == nil || e.better(v, e.val[g])) {
@@ -643,23 +668,33 @@ func (e *extremeAcc) result(g int32) any {
 	return e.val[g]
 }
 
-// settle finds group g's extreme among its values, if its last one left since.
+// settle finds group g's extreme in its heap, if its last one left since.
 func (e *extremeAcc) settle(g int32) {
 	if !e.stale[g] {
 		return
 	}
 	e.val[g], e.stale[g] = nil, false
-	for k := range e.multi[g] {
-		if x := multisetValue(k); e.val[g] == nil || e.better(x, e.val[g]) {
-			e.val[g] = x
+	m, h := e.multi[g], e.order[g]
+	if h == nil || len(h.keys) > 2*len(m)+16 {
+		h = &extremeHeap{keys: make([]any, 0, len(m)), better: e.better}
+		for k := range m {
+			h.keys = append(h.keys, k)
 		}
+		heap.Init(h)
+		e.order[g] = h
+	}
+	for len(h.keys) > 0 && m[h.keys[0]] <= 0 { // values that left
+		heap.Pop(h)
+	}
+	if len(h.keys) > 0 {
+		e.val[g] = multisetValue(h.keys[0])
 	}
 }
 
 func (e *extremeAcc) column(gs []int32, t types.T) arrow.Array { return resultColumn(e, gs, t) }
 
 func (e *extremeAcc) reset(g int32) {
-	e.val[g], e.stale[g] = nil, false
+	e.val[g], e.stale[g], e.order[g] = nil, false, nil
 	if e.retract {
 		e.multi[g] = map[any]int64{}
 	}
@@ -1034,7 +1069,7 @@ func (e *extremeAcc) save(w *StateWriter, g int32) {
 	saveMultiset(w, e.multi[g])
 }
 func (e *extremeAcc) load(r *StateReader, g int32) {
-	e.val[g], e.stale[g] = r.Value(), false
+	e.val[g], e.stale[g], e.order[g] = r.Value(), false, nil
 	if m := loadMultiset(r); e.retract {
 		e.multi[g] = m
 	}

@@ -10,16 +10,23 @@ import (
 )
 
 // TestMinMaxUnderRetractions drives a MIN/MAX aggregate with random insertions and
-// retractions (of values present, duplicates included) and checks every group's row
-// against the extremes of the values it holds.
+// retractions (of values present, duplicates included; few distinct values, and many, whose
+// heaps keep values that left until rebuilt) and checks every group's row against the
+// extremes of the values it holds.
 func TestMinMaxUnderRetractions(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
+	for _, span := range []int64{10, 1000} {
+		testMinMaxUnderRetractions(t, span)
+	}
+}
+
+func testMinMaxUnderRetractions(t *testing.T, span int64) {
+	rng := rand.New(rand.NewPCG(3, uint64(span)))
 	out := liveCounts{}
 	h := &HashAgg{Keys: []int{0}, KeyT: []types.T{types.TBigInt},
 		Aggs:    []AggSpec{{Fn: AggMin, Arg: 1, In: types.TBigInt}, {Fn: AggMax, Arg: 1, In: types.TBigInt}},
 		Retract: true, Out: Output{Op: out}}
 	held := map[int64][]int64{} // group -> values held
-	for step := 0; step < 300; step++ {
+	for step := 0; step < 1000; step++ {
 		var rows [][]any
 		var ws []int64
 		for i := 0; i < 1+rng.IntN(20); i++ {
@@ -30,7 +37,7 @@ func TestMinMaxUnderRetractions(t *testing.T) {
 				held[g] = append(vs[:j], vs[j+1:]...)
 				continue
 			}
-			v := rng.Int64N(10)
+			v := rng.Int64N(span)
 			rows, ws = append(rows, []any{g, v}), append(ws, 1)
 			held[g] = append(held[g], v)
 		}
@@ -46,7 +53,7 @@ func TestMinMaxUnderRetractions(t *testing.T) {
 			}
 		}
 		if fmt.Sprint(map[string]int64(out)) != fmt.Sprint(map[string]int64(want)) {
-			t.Fatalf("step %d: rows %v, want %v", step, out, want)
+			t.Fatalf("span %d step %d: rows %v, want %v", span, step, out, want)
 		}
 	}
 }
@@ -141,5 +148,33 @@ func BenchmarkMinRetractAscending(b *testing.B) {
 	}
 	for b.Loop() {
 		minAfterBatch(b, 20000, vals, ws)
+	}
+}
+
+// BenchmarkMinRetractEachStatement deletes the MIN of a 20,000-value group 1000 times, one
+// batch (statement) each: each finds the next extreme in the group's heap.
+func BenchmarkMinRetractEachStatement(b *testing.B) {
+	ts := []types.T{types.TBigInt, types.TBigInt}
+	for b.Loop() {
+		out := liveCounts{}
+		h := &HashAgg{Keys: []int{0}, KeyT: ts[:1], Aggs: []AggSpec{{Fn: AggMin, Arg: 1, In: types.TBigInt}},
+			Retract: true, Out: Output{Op: out}}
+		var rows [][]any
+		for i := range int64(20000) {
+			rows = append(rows, []any{int64(1), (i * 7919) % 20000})
+		}
+		if err := h.Push(0, Msg{Kind: MsgBatch, Batch: RowsToBatch(rows, ts)}); err != nil {
+			b.Fatal(err)
+		}
+		for v := range int64(1000) {
+			d := RowsToBatch([][]any{{int64(1), v}}, ts)
+			d.W = []int64{-1}
+			if err := h.Push(0, Msg{Kind: MsgBatch, Batch: d}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if got := fmt.Sprint(map[string]int64(out)); got != "map[[1 1000]:1]" {
+			b.Fatalf("MIN after deleting 0..999: %s", got)
+		}
 	}
 }
