@@ -288,14 +288,19 @@ func (e *Engine) close() error {
 	if e.opts.goLimitSet {
 		debug.SetMemoryLimit(math.MaxInt64)
 	}
+	// The sinks close side by side: each may wait for brokers that are gone.
+	var sinks sync.WaitGroup
 	for _, v := range e.views {
 		e.flow.Lock()
 		v.closeSubscribers(errClosed)
 		e.flow.Unlock()
 		for len(v.sinks) > 0 {
-			v.sinks[0].detach()
+			k := v.sinks[0]
+			k.unwire()
+			sinks.Go(k.k.Close)
 		}
 	}
+	sinks.Wait()
 	return e.store.Close()
 }
 

@@ -181,13 +181,18 @@ func (k *sinkObj) key(row []any) []byte {
 
 // detach unwires the sink from its view and closes its client.
 func (k *sinkObj) detach() {
+	k.unwire()
+	k.k.Close()
+}
+
+// unwire takes the sink off its view.
+func (k *sinkObj) unwire() {
 	for i, x := range k.view.sinks {
 		if x == k {
 			k.view.sinks = slices.Delete(k.view.sinks, i, i+1)
 			break
 		}
 	}
-	k.k.Close()
 }
 
 // flushSinks waits until every sink's records are acknowledged (FLUSH, checkpoints).

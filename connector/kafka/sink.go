@@ -129,10 +129,16 @@ func (s *Sink) Flush(ctx context.Context) error {
 	return fmt.Errorf("kafka sink to topic '%s': %w", s.topic, err)
 }
 
-// Close flushes what it can within a short time and releases the client.
+// Close flushes what it can within a short time, unless the sink has failed, and releases
+// the client.
 func (s *Sink) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.cl.Flush(ctx)
+	s.mu.Lock()
+	failed := s.err != nil
+	s.mu.Unlock()
+	if !failed {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.cl.Flush(ctx)
+	}
 	s.cl.Close()
 }
