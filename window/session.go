@@ -1,6 +1,7 @@
 package window
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,10 +21,10 @@ import (
 // window_end and window_time appended). By default it emits a session's rows whenever it
 // changes (retracting the previous rows, including those of sessions merged away); with
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
-// Retractions from the input remove a row from the session that holds it, whose remaining
-// rows then form the sessions they would without it (split in two where the row bridged a
-// gap); a session left with no row is gone. A retraction followed by an insertion into the
-// same partition (an UPDATE) is regrouped once, after both.
+// Retractions from the input remove a row from the session that holds it, which then spans
+// the rows it has left, split in two where the row bridged a gap unless the earlier part is
+// already complete (see regroup); a session left with no row is gone. A retraction right
+// before an insertion into the same partition (a keyed UPDATE) is regrouped after both.
 type Session struct {
 	Gap      int64
 	TimeCol  int
@@ -90,8 +91,8 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	}
 	b := m.Batch
 	tcol := b.Cols[s.TimeCol]
-	var left *session // a session an UPDATE's old row left, regrouped after its new row
-	var leftTs int64
+	var left *session // a session a keyed UPDATE's old row left, regrouped after its new row
+	var leftTs, leftWM int64
 	for i := 0; i < b.N; i++ {
 		wm := exec.NoWatermark
 		switch {
@@ -112,24 +113,25 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		if w := b.Weight(i); w > 0 {
 			ns := s.insert(key, ts, wm, b.Row(i), w)
 			if left != nil {
-				if !s.listed(key, left) { // the new row's session absorbed it
+				if !slices.Contains(s.parts[key], left) { // the new row's session absorbed it
 					left = ns
 				}
-				s.regroup(key, left, leftTs)
+				s.regroup(left, leftTs, leftWM)
 				left = nil
 			}
 			continue
 		}
 		x := s.retract(key, ts, wm, b.Row(i), b.Weight(i))
 		// A retraction right before an insertion into the same partition is one change of a
-		// row (an UPDATE's or an upsert's old and new row): the session is regrouped after
-		// both, so a row rewritten or moved within its session does not split it on the way.
+		// row (a keyed UPDATE's or an upsert's old and new row): the session keeps its bounds
+		// until the new row is in, so a row rewritten or moved within its session neither
+		// splits nor shrinks it on the way.
 		paired := i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
 			string(exec.RowKey(nil, b, s.PartCols, i+1)) == key
 		if x != nil && paired {
-			left, leftTs = x, ts
+			left, leftTs, leftWM = x, ts, wm
 		} else if x != nil {
-			s.regroup(key, x, ts)
+			s.regroup(x, ts, wm)
 		}
 	}
 	if s.Batch || s.EmitOnClose {
@@ -233,23 +235,17 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session
 	return nil
 }
 
-// listed reports whether x is one of the partition's sessions.
-func (s *Session) listed(key string, x *session) bool {
-	for _, y := range s.parts[key] {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// regroup fits session x to the rows it has left after one at ts left it: the sessions they
-// form, as SESSION groups any rows. Only the gap the row leaves can part them (the others
-// were at most Gap apart), so x splits at most in two: x keeps the rows before ts, a new
-// session takes those after, when the closest on either side are more than Gap apart. The
-// bounds are [least ts, greatest ts + gap). A session left with no row is gone (its emitted
-// rows are retracted). One pass over the rows, and a second only to split.
-func (s *Session) regroup(key string, x *session, ts int64) {
+// regroup fits session x to the rows it has left after one at ts left it, judged at
+// watermark wm: [least ts, greatest ts + gap). Only the gap that row leaves can part the
+// others (they were at most Gap apart), so x splits at most in two, where the closest rows
+// on either side of ts are more than Gap apart: x keeps the rows before, a new session takes
+// those after — unless the part before is complete at wm (the part after ends where x did,
+// open). A retraction never completes a part of an open session on its own: the session
+// stays whole, as it was when its rows came, and a row rewritten or moved within it (an
+// UPDATE) does not split it on the way. A session left with no row is gone (its emitted rows
+// are retracted).
+func (s *Session) regroup(x *session, ts, wm int64) {
+	key := x.key
 	if len(x.rows) == 0 {
 		list := s.parts[key]
 		for i, y := range list {
@@ -279,7 +275,7 @@ func (s *Session) regroup(key string, x *session, ts int64) {
 		}
 	}
 	x.start, x.end = lo, hi+s.Gap
-	if before == -1<<63 || after == 1<<63-1 || after-before <= s.Gap {
+	if before == -1<<63 || after == 1<<63-1 || after-before <= s.Gap || before+s.Gap-1 <= wm {
 		return
 	}
 	y := &session{key: key, start: after, end: x.end}
