@@ -205,8 +205,9 @@ const (
 // segSub, rows retracted, as row encodings each after its length (segAdd for a batch
 // AppendSegment refuses: its rows lose their watermarks). A checkpoint appends what changed
 // since the last one as segments, so it writes a few large values, not a key per row; once
-// the log holds more than twice the rows it adds up to, or more than twice their bytes, the
-// next checkpoint rewrites it as the rows alone.
+// the log holds more than twice the rows it adds up to, or more than twice their bytes (as
+// Batch.MemSize weighs rows; a retraction segment by its length), the next checkpoint
+// rewrites it as the rows alone.
 const (
 	segCols   = 'C'
 	segColsWM = 'W'
@@ -233,11 +234,13 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 	}
 	w.Int(rowsSegments)
 	n, logRows, logBytes := s.segs, s.logRows, s.logBytes
-	write := func(buf []byte, rows int64) {
+	// write appends a segment of rows rows, weighing size (Batch.MemSize for rows added, as
+	// viewStore.bytes weighs the live ones; a retraction segment's length).
+	write := func(buf []byte, rows, size int64) {
 		segs.Write(wb, binary.BigEndian.AppendUint64(nil, n), buf)
 		n++
 		logRows += rows
-		logBytes += int64(len(buf))
+		logBytes += size
 		written += int64(len(buf))
 	}
 	writeAdds := func(bs []*exec.Batch) {
@@ -259,7 +262,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 				cols = &exec.Batch{N: b.N, Cols: append(append([]arrow.Array{}, b.Cols...), exec.NewInt64(b.WM, nil))}
 			}
 			if enc, err := exec.AppendSegment([]byte{kind}, cols, ts); err == nil {
-				write(enc, int64(b.N))
+				write(enc, int64(b.N), b.MemSize())
 				continue
 			}
 			buf := []byte{segAdd} // a column of another Arrow type (a NULL literal's)
@@ -267,7 +270,7 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 				kb = exec.AllKey(kb[:0], b, i)
 				buf = append(binary.AppendUvarint(buf, uint64(len(kb))), kb...)
 			}
-			write(buf, int64(b.N))
+			write(buf, int64(b.N), b.MemSize())
 		}
 	}
 	newRows, newBytes := s.nSubs, int64(0)
@@ -288,7 +291,8 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 			var subs subsWriter
 			s.settle() // (compact did, unless nothing was retracted)
 			s.minus.eachKey(subs.add)
-			write(subs.segment(), s.retracted)
+			seg := subs.segment()
+			write(seg, s.retracted, int64(len(seg)))
 		}
 	} else {
 		writeAdds(s.newAdds)
@@ -299,7 +303,8 @@ func (s *viewStore) persist(w *exec.StateWriter, wb *state.Batch, segs *state.Sp
 				kb = exec.AllKey(kb[:0], r.b, int(r.i))
 				subs.add(kb, r.n)
 			}
-			write(subs.segment(), s.nSubs)
+			seg := subs.segment()
+			write(seg, s.nSubs, int64(len(seg)))
 		}
 	}
 	return written, func() {
@@ -340,7 +345,6 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 		corrupt := fmt.Errorf("a stored segment of view %s is corrupt", s.view.name)
 		err := segs.Each(func(_, buf []byte) error {
 			s.segs++
-			s.logBytes += int64(len(buf))
 			if len(buf) > 0 && (buf[0] == segCols || buf[0] == segColsWM) {
 				ts := s.types
 				if buf[0] == segColsWM {
@@ -356,13 +360,14 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 					b.Cols = b.Cols[:last]
 				}
 				s.logRows += int64(b.N)
+				s.logBytes += b.MemSize()
 				s.add(b, false)
 				return nil
 			}
 			if len(buf) == 0 || buf[0] != segAdd && buf[0] != segSub {
 				return corrupt
 			}
-			kind := buf[0]
+			kind, size := buf[0], int64(len(buf))
 			var out [][]any
 			for buf = buf[1:]; len(buf) > 0; {
 				n, k := binary.Uvarint(buf)
@@ -383,8 +388,13 @@ func (s *viewStore) load(r *exec.StateReader, rows, segs *state.Spill) error {
 				}
 				out = append(out, row)
 			}
+			if kind == segSub {
+				s.logBytes += size
+			}
 			if len(out) > 0 {
-				s.add(exec.RowsToBatch(out, s.types), false)
+				b := exec.RowsToBatch(out, s.types)
+				s.logBytes += b.MemSize()
+				s.add(b, false)
 			}
 			return nil
 		})

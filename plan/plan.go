@@ -176,8 +176,9 @@ type Rank struct {
 	// WINDOW CLOSE) then emits a partition's rows once, when it is complete.
 	WindowEnd   int
 	EmitOnClose bool
-	// Limit, when >= 0, bounds a Top-N of ROW_NUMBER (LIMIT in a view, topN): only the rows
-	// numbered up to it leave the Rank, so a change below the bound emits nothing. -1: all.
+	// Limit, when >= 0, bounds a Top-N: of ROW_NUMBER for a LIMIT in a view (topN), or of
+	// ROW_NUMBER, RANK or DENSE_RANK under `WHERE rn <= n` (newFilter): only the rows numbered
+	// up to it leave the Rank, so a change below the bound emits nothing. -1: all.
 	// NumberHidden: the number is dropped above (topN), so changes that only renumber a row
 	// are netted out; rows numbered up to From (the OFFSET) are left out.
 	Limit        int64

@@ -250,9 +250,12 @@ func (s *Source) Poll(ctx context.Context, max int) (connector.Chunk, error) {
 				// partition ending with one would otherwise keep a lag of 1).
 				continue
 			}
-			row, err := s.dec.DecodeJSON(r.Value)
+			var row []any
+			var err error
 			if r.Value == nil {
 				err = errors.New("not a JSON object: a tombstone (a record with a null value)")
+			} else {
+				row, err = s.dec.DecodeJSON(r.Value)
 			}
 			if err != nil {
 				ch.Bad = append(ch.Bad, connector.BadRecord{Partition: r.Partition, Offset: r.Offset, Err: err.Error(), Value: r.Value})

@@ -346,6 +346,9 @@ func BenchmarkTumbleVersusDuckDB(b *testing.B) {
 		{"epoch", `SELECT COUNT(*), SUM(n), SUM(s) FROM (SELECT epoch_ms(ts) // 10000 * 10000 AS ws, k,
 			COUNT(*) AS n, SUM(v) AS s FROM ev GROUP BY ALL)`},
 	}
+	if *rounds < 1 {
+		b.Fatalf("-rounds %d: at least one round is needed", *rounds)
+	}
 	b.Run(fmt.Sprintf("keys=1k/events=%s/one_core", benchHuman(events)), func(b *testing.B) {
 		engRates := make([]float64, 0, *rounds)
 		duckRates := make([][]float64, len(duck))
@@ -376,7 +379,7 @@ func BenchmarkTumbleVersusDuckDB(b *testing.B) {
 	})
 }
 
-var rounds = flag.Int("rounds", 5, "BenchmarkTumbleVersusDuckDB's timed rounds")
+var rounds = flag.Int("rounds", 5, "BenchmarkTumbleVersusDuckDB's timed rounds (at least 1)")
 
 // engineTumble runs ../../bench's TUMBLE view case on one core (GOMAXPROCS 1) in a fresh
 // database: the time of the Append of recs and the FLUSH, and COUNT(*), SUM(n), SUM(s) of
