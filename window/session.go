@@ -240,10 +240,10 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session
 // others (they were at most Gap apart), so x splits at most in two, where the closest rows
 // on either side of ts are more than Gap apart: x keeps the rows before, a new session takes
 // those after — unless the part before is complete at wm (the part after ends where x did,
-// open). A retraction never completes a part of an open session on its own: the session
-// stays whole, as it was when its rows came, and a row rewritten or moved within it (an
-// UPDATE) does not split it on the way. A session left with no row is gone (its emitted rows
-// are retracted).
+// open): a split does not carve a complete part out of an open session, which stays whole,
+// as it was when its rows came. Removing the rows at a session's end does shrink it, and
+// completes it if the watermark has passed its new end, as SPEC's rule reads over the rows
+// it has left. A session left with no row is gone (its emitted rows are retracted).
 func (s *Session) regroup(x *session, ts, wm int64) {
 	key := x.key
 	if len(x.rows) == 0 {
@@ -339,10 +339,14 @@ func (s *Session) emitChanges() error {
 		dirty = append(dirty, x)
 	}
 	sort.Slice(dirty, func(a, b int) bool {
-		if dirty[a].key != dirty[b].key {
-			return dirty[a].key < dirty[b].key
+		x, y := dirty[a], dirty[b]
+		if x.key != y.key {
+			return x.key < y.key
 		}
-		return dirty[a].start < dirty[b].start
+		if x.start != y.start {
+			return x.start < y.start
+		}
+		return x.end < y.end // a complete session and an open one may start together
 	})
 	s.dirty = map[*session]bool{}
 	var news []*exec.Batch

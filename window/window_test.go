@@ -553,3 +553,26 @@ func BenchmarkSessionRetract(b *testing.B) {
 		}
 	}
 }
+
+// TestSessionOutputOrderTies: a batch that leaves a complete session and an open one starting
+// at the same time in one partition emits them in one order, whatever the map iteration.
+func TestSessionOutputOrderTies(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		var log []string
+		s := rsSession(10, false, &log)
+		b := exec.RowsToBatch([][]any{
+			{int64(1), int64(1), int64(10), int64(1)},
+			{int64(2), int64(1), int64(15), int64(1)},
+			{int64(3), int64(1), int64(10), int64(1)},
+		}, rsTypes)
+		b.W, b.WM = []int64{1, 1, 1}, []int64{0, 19, 19}
+		if err := s.Push(0, exec.Msg{Kind: exec.MsgBatch, Batch: b}); err != nil {
+			t.Fatal(err)
+		}
+		seen[strings.Join(log, " | ")] = true
+	}
+	if len(seen) != 1 {
+		t.Fatalf("%d different outputs for one input: %v", len(seen), seen)
+	}
+}
