@@ -24,26 +24,7 @@ func TestQAKafkaAbortedTransaction(t *testing.T) {
 	addr, cl := newKafka(t, 1, "bids")
 	db := openT(t, "")
 	mustExec(t, db, kafkaTable(addr, ""))
-	tx, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.TransactionalID("qa"), kgo.DefaultProduceTopic("bids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
-	ctx := context.Background()
-	for _, c := range []struct {
-		auction int
-		end     kgo.TransactionEndTry
-	}{{666, kgo.TryAbort}, {7, kgo.TryCommit}} {
-		if err := tx.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(bid("2024-01-01 00:00:01", c.auction, 1))}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.EndTransaction(ctx, c.end); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produceTransactions(t, addr, "bids", []int{666, 7}, []kgo.TransactionEndTry{kgo.TryAbort, kgo.TryCommit})
 	produce(t, cl, "bids", 0, bid("2024-01-01 00:00:02", 8, 1)) // offsets: 666, abort, 7, commit, 8
 	waitPosition(t, db, "bids", 5)
 	if got := queryStrings(t, db, "SELECT auction FROM bids ORDER BY auction"); strings.Join(got, ",") != "7,8" {
@@ -234,28 +215,35 @@ func TestKafkaTransactionMarkersCounted(t *testing.T) {
 	addr, _ := newKafka(t, 1, "bids")
 	db := openT(t, "")
 	mustExec(t, db, kafkaTable(addr, ""))
-	tx, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.TransactionalID("markers"), kgo.DefaultProduceTopic("bids"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Close()
-	ctx := context.Background()
-	for i, end := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort, kgo.TryCommit} {
-		if err := tx.BeginTransaction(); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(bid("2024-01-01 00:00:01", i, 1))}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.EndTransaction(ctx, end); err != nil {
-			t.Fatal(err)
-		}
-	}
+	produceTransactions(t, addr, "bids", []int{0, 1, 2}, []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort, kgo.TryCommit})
 	waitPosition(t, db, "bids", 6) // offsets: 0, commit, 1 (aborted), abort, 2, commit
 	if got := queryStrings(t, db, "SELECT auction FROM bids ORDER BY auction"); strings.Join(got, ",") != "0,2" {
 		t.Fatalf("bids = %v, want 0,2", got)
 	}
 	if got := queryStrings(t, db, "SELECT lag FROM system.sources WHERE table_name = 'bids'"); strings.Join(got, ",") != "0" {
 		t.Fatalf("lag = %v, want 0", got)
+	}
+}
+
+// produceTransactions writes to topic one transaction per auction, a bid each, ended as ends
+// says (committed or aborted).
+func produceTransactions(t *testing.T, addr, topic string, auctions []int, ends []kgo.TransactionEndTry) {
+	t.Helper()
+	tx, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(addr, ",")...), kgo.TransactionalID("qa"), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	ctx := context.Background()
+	for i, auction := range auctions {
+		if err := tx.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.ProduceSync(ctx, &kgo.Record{Value: []byte(bid("2024-01-01 00:00:01", auction, 1))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.EndTransaction(ctx, ends[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
