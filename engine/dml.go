@@ -558,7 +558,9 @@ func (t *tableObj) change(removed, added *exec.Batch, prevW int64) *exec.Batch {
 		}
 		idx = append(idx, int32(removed.N+i))
 	}
-	return exec.Take(change, idx, t.types())
+	out := exec.Take(change, idx, t.types())
+	out.Updates = true
+	return out
 }
 
 // feed queues a table change for every view reading the table (see ingest.go).

@@ -37,6 +37,11 @@ type Batch struct {
 	// is in, its newest window's lane first): the rows in Runs' terms are lane 0's N, then
 	// lane 1's, ..., lane l's row i being row i. 0 means 1.
 	Lanes int
+	// Updates marks an upsert table's change, whose replaced versions each come right before
+	// the version replacing them: a retraction followed by an insertion is one row's update,
+	// which an operator whose state depends on order (a SESSION) takes as one change. A
+	// replay of the table makes the same batch, so views and their backfill agree.
+	Updates bool
 }
 
 // lanes is how many times b's rows repeat (Batch.Lanes), at least 1.

@@ -222,7 +222,7 @@ func (p *Project) Push(_ int, m Msg) error {
 	if err != nil || b == nil {
 		return err
 	}
-	return p.Out.EmitBatch(&Batch{N: b.N, W: b.W, WM: b.WM, Runs: b.Runs, Lanes: b.Lanes, Cols: cols})
+	return p.Out.EmitBatch(&Batch{N: b.N, W: b.W, WM: b.WM, Runs: b.Runs, Lanes: b.Lanes, Updates: b.Updates, Cols: cols})
 }
 
 // Repeat multiplies each row's weight by its count column: n copies of a row, none when n

@@ -23,8 +23,9 @@ import (
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
 // Retractions from the input remove a row from the session that holds it, which then spans
 // the rows it has left, split in two where the row bridged a gap unless the earlier part is
-// already complete (see regroup); a session left with no row is gone. A retraction right
-// before an insertion into the same partition (a keyed UPDATE) is regrouped after both.
+// already complete (see regroup); a session left with no row is gone. In an upsert table's
+// change, a retraction right before an insertion into the same partition (a keyed UPDATE)
+// is regrouped after both.
 type Session struct {
 	Gap      int64
 	TimeCol  int
@@ -122,11 +123,11 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 			continue
 		}
 		x := s.retract(key, ts, wm, b.Row(i), b.Weight(i))
-		// A retraction right before an insertion into the same partition is one change of a
-		// row (a keyed UPDATE's or an upsert's old and new row): the session keeps its bounds
-		// until the new row is in, so a row rewritten or moved within its session neither
-		// splits nor shrinks it on the way.
-		paired := i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
+		// In an upsert table's change (Batch.Updates), a retraction right before an insertion
+		// into the same partition is one row's update (a keyed UPDATE's or an upsert's old
+		// and new row): the session keeps its bounds until the new row is in, so a row
+		// rewritten or moved within its session neither splits nor shrinks it on the way.
+		paired := b.Updates && i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
 			string(exec.RowKey(nil, b, s.PartCols, i+1)) == key
 		if x != nil && paired {
 			left, leftTs, leftWM = x, ts, wm

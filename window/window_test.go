@@ -504,7 +504,7 @@ func sessionShapes(s *Session) string {
 }
 
 // rewriteBatch takes back up to four rows of s's sessions open at watermark w, each inserted
-// again right after, at w.
+// again right after, at w: an upsert table's change (Batch.Updates).
 func rewriteBatch(r *rand.Rand, s *Session, w int64) *exec.Batch {
 	var open [][]any
 	for _, list := range s.parts {
@@ -521,7 +521,7 @@ func rewriteBatch(r *rand.Rand, s *Session, w int64) *exec.Batch {
 		rows, ws, wms = append(rows, open[i], open[i]), append(ws, -1, 1), append(wms, w, w)
 	}
 	b := exec.RowsToBatch(rows, rsTypes)
-	b.W, b.WM = ws, wms
+	b.W, b.WM, b.Updates = ws, wms, true
 	return b
 }
 
