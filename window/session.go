@@ -22,8 +22,8 @@ import (
 // changes (retracting the previous rows, including those of sessions merged away); with
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
 // Retractions from the input remove a row from the session that holds it, which then spans
-// the rows it has left, split in two where the row bridged a gap unless the earlier part is
-// already complete (see regroup); a session left with no row is gone. In an upsert table's
+// the rows it has left, split in two where the row bridged a gap (see regroup); a session
+// left with no row is gone. In an upsert table's
 // change, a retraction right before an insertion into the same partition (a keyed UPDATE)
 // is regrouped after both.
 type Session struct {
@@ -93,7 +93,7 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 	b := m.Batch
 	tcol := b.Cols[s.TimeCol]
 	var left *session // a session a keyed UPDATE's old row left, regrouped after its new row
-	var leftTs, leftWM int64
+	var leftTs int64
 	for i := 0; i < b.N; i++ {
 		wm := exec.NoWatermark
 		switch {
@@ -117,7 +117,7 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 				if !slices.Contains(s.parts[key], left) { // the new row's session absorbed it
 					left = ns
 				}
-				s.regroup(left, leftTs, leftWM)
+				s.regroup(left, leftTs)
 				left = nil
 			}
 			continue
@@ -130,9 +130,9 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		paired := b.Updates && i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
 			string(exec.RowKey(nil, b, s.PartCols, i+1)) == key
 		if x != nil && paired {
-			left, leftTs, leftWM = x, ts, wm
+			left, leftTs = x, ts
 		} else if x != nil {
-			s.regroup(x, ts, wm)
+			s.regroup(x, ts)
 		}
 	}
 	if s.Batch || s.EmitOnClose {
@@ -236,16 +236,14 @@ func (s *Session) retract(key string, ts, wm int64, row []any, w int64) *session
 	return nil
 }
 
-// regroup fits session x to the rows it has left after one at ts left it, judged at
-// watermark wm: [least ts, greatest ts + gap). Only the gap that row leaves can part the
-// others (they were at most Gap apart), so x splits at most in two, where the closest rows
-// on either side of ts are more than Gap apart: x keeps the rows before, a new session takes
-// those after — unless the part before is complete at wm (the part after ends where x did,
-// open): a split does not carve a complete part out of an open session, which stays whole,
-// as it was when its rows came. Removing the rows at a session's end does shrink it, and
-// completes it if the watermark has passed its new end, as SPEC's rule reads over the rows
-// it has left. A session left with no row is gone (its emitted rows are retracted).
-func (s *Session) regroup(x *session, ts, wm int64) {
+// regroup fits session x to the rows it has left after one at ts left it:
+// [least ts, greatest ts + gap). Only the gap that row leaves can part the others (they were
+// at most Gap apart), so x splits at most in two, where the closest rows on either side of ts
+// are more than Gap apart: x keeps the rows before, a new session takes those after. A part
+// the watermark has passed is complete at once, as SPEC's rule reads over the rows left (so
+// is a session whose last rows left). A session left with no row is gone (its emitted rows
+// are retracted).
+func (s *Session) regroup(x *session, ts int64) {
 	key := x.key
 	if len(x.rows) == 0 {
 		list := s.parts[key]
@@ -276,7 +274,7 @@ func (s *Session) regroup(x *session, ts, wm int64) {
 		}
 	}
 	x.start, x.end = lo, hi+s.Gap
-	if before == -1<<63 || after == 1<<63-1 || after-before <= s.Gap || before+s.Gap-1 <= wm {
+	if before == -1<<63 || after == 1<<63-1 || after-before <= s.Gap {
 		return
 	}
 	y := &session{key: key, start: after, end: x.end}
