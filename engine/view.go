@@ -100,26 +100,10 @@ func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 		return e.createLogicalView(ctx, s)
 	}
 	if s.Explain {
-		ttl, err := viewTTL(s)
+		_, node, _, err := e.bindView(ctx, s)
 		if err != nil {
 			return nil, err
 		}
-		bd := e.binder(ctx, s, nil)
-		bd.Streaming = true
-		node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
-		if err != nil {
-			return nil, err
-		}
-		var mark func(n plan.Node)
-		mark = func(n plan.Node) {
-			if j, ok := n.(*plan.Join); ok {
-				j.TTL = ttl
-			}
-			for _, c := range n.Children() {
-				mark(c)
-			}
-		}
-		mark(node)
 		return explainResult(node), nil
 	}
 	if taken, err := e.nameTaken(s, s.Name, s.IfNotExists); err != nil {
@@ -153,6 +137,20 @@ func (e *Engine) createView(ctx context.Context, s *sql.Stmt) (*Result, error) {
 	return &Result{}, nil
 }
 
+// bindView binds a materialized view's query (CREATE, and EXPLAIN CREATE) with its options:
+// its 'state.ttl' in ms (0: none), which its regular joins record and its aggregates take
+// at Build.
+func (e *Engine) bindView(ctx context.Context, s *sql.Stmt) (*plan.Binder, plan.Node, int64, error) {
+	ttl, err := viewTTL(s)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	bd := e.binder(ctx, s, nil)
+	bd.Streaming, bd.StateTTL = true, ttl
+	node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
+	return bd, node, ttl, err
+}
+
 // viewTTL reads a materialized view's options: its 'state.ttl' in ms (0: none).
 func viewTTL(s *sql.Stmt) (int64, error) {
 	var ttl int64
@@ -175,13 +173,7 @@ func viewTTL(s *sql.Stmt) (int64, error) {
 // inputs' current rows (at Open, the engine replays the tables into all views instead).
 // Cancelling ctx stops the backfill, and the view is not created.
 func (e *Engine) defineView(ctx context.Context, s *sql.Stmt, ent *catalog.Entry, backfill bool) (*viewObj, error) {
-	ttl, err := viewTTL(s)
-	if err != nil {
-		return nil, err
-	}
-	bd := e.binder(ctx, s, nil)
-	bd.Streaming = true
-	node, err := bd.BindQuery(s.Node.(ast.ResultSetNode))
+	bd, node, ttl, err := e.bindView(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -276,7 +276,7 @@ func (bd *builder) buildJoin(x *Join, out exec.Output, need []bool) error {
 	j := &exec.HashJoin{Kind: x.Kind, LeftKeys: x.LeftKeys, RightKeys: x.RightKeys,
 		LeftT: Types(x.Left.Schema()), RightT: Types(x.Right.Schema()), Cond: x.Cond, Batch: bd.opt.Batch, Ctx: bd.opt.Ctx, Need: need, Out: out}
 	if x.Interval == nil {
-		j.TTL = bd.opt.TTL
+		j.TTL = x.TTL
 	}
 	if x.Interval != nil && !bd.opt.Batch {
 		spec := *x.Interval

@@ -80,8 +80,10 @@ type Binder struct {
 	Args []any
 	// Run executes a bounded plan (uncorrelated subqueries are evaluated while binding).
 	Run func(Node) ([][]any, error)
-	// Streaming is set while binding a materialized view's query.
+	// Streaming is set while binding a materialized view's query, and StateTTL is then the
+	// view's 'state.ttl' in ms (0: none), which its regular joins record (Join.TTL).
 	Streaming bool
+	StateTTL  int64
 	ctes      []map[string]*ast.CommonTableExpression
 	corr      []*correlation
 	// refs are the catalog relations the statement names (Relations).

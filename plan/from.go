@@ -134,7 +134,7 @@ func (b *Binder) bindFrom(ref ast.ResultSetNode, outer *scope, where []ast.ExprN
 		j.Cond = cond
 		if b.Streaming {
 			j.Interval = b.intervalSpec(residualAST, curCols, right.cols)
-			j.Maintained = true
+			j.Maintained, j.TTL = true, b.StateTTL
 		}
 		cur, curCols = j, both
 		joined = append(joined, next)
@@ -508,7 +508,7 @@ func (b *Binder) bindOuterJoin(j *ast.Join, outer *scope) (Node, []Col, error) {
 	}
 	if b.Streaming {
 		node.Interval = b.intervalSpec(conds, lcols, rcols)
-		node.Maintained = true
+		node.Maintained, node.TTL = true, b.StateTTL
 	}
 	if len(merged) > 0 {
 		return usingColumns(node, kind, lcols, rcols, merged)

@@ -134,7 +134,7 @@ type Join struct {
 	Interval *exec.IntervalSpec
 	// Maintained marks a join of a materialized view (its state matters).
 	Maintained bool
-	// TTL is its view's 'state.ttl' in ms (0: none), for EXPLAIN: what frees a regular join's state.
+	// TTL is its view's 'state.ttl' in ms (0: none): what frees a regular join's state.
 	TTL int64
 }
 

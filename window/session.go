@@ -23,9 +23,8 @@ import (
 // EmitOnClose, once when the session completes; in Batch mode, every session at End.
 // Retractions from the input remove a row from the session that holds it, which then spans
 // the rows it has left, split in two where the row bridged a gap (see regroup); a session
-// left with no row is gone. In an upsert table's
-// change, a retraction right before an insertion into the same partition (a keyed UPDATE)
-// is regrouped after both.
+// left with no row is gone. In an upsert table's change, a retraction right before an
+// insertion into the same partition (a keyed UPDATE) is regrouped after both.
 type Session struct {
 	Gap      int64
 	TimeCol  int
@@ -43,6 +42,7 @@ type Session struct {
 	dirty map[*session]bool
 	gone  []*session
 	kb    []byte
+	nb    []byte // the next row's partition key, to pair an update
 	// Each partition's open sessions as of the last checkpoint, one entry each.
 	exec.ChangedKeys
 	// w is the last watermark received, the lateness reference for rows carrying none; it
@@ -127,9 +127,12 @@ func (s *Session) Push(_ int, m exec.Msg) error {
 		// into the same partition is one row's update (a keyed UPDATE's or an upsert's old
 		// and new row): the session keeps its bounds until the new row is in, so a row
 		// rewritten or moved within its session neither splits nor shrinks it on the way.
-		paired := b.Updates && i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1) &&
-			string(exec.RowKey(nil, b, s.PartCols, i+1)) == key
-		if x != nil && paired {
+		paired := x != nil && b.Updates && i+1 < b.N && b.Weight(i+1) > 0 && !tcol.IsNull(i+1)
+		if paired {
+			s.nb = exec.RowKey(s.nb[:0], b, s.PartCols, i+1)
+			paired = string(s.nb) == key
+		}
+		if paired {
 			left, leftTs = x, ts
 		} else if x != nil {
 			s.regroup(x, ts)
